@@ -1,0 +1,48 @@
+// qnum/cuda/codec_hw.cuh: hardware float->fp8/fp4 conversions (cvt.rn.satfinite) for device code.
+//
+// encode_hw<F>(x) returns exactly encode<F>(x, rne, satfinite) (tests/cuda/test_codec_device.cu
+// compares the two over every bf16 pattern and a million random floats). On sm_89 and newer it is
+// one cvt instruction for E4M3/E5M2, on sm_100+ also for E2M1; elsewhere, and in host code, it is
+// the portable bit-exact path. Include it only from code compiled by nvcc.
+#pragma once
+
+// CUDA 13's cuda_fp4.hpp has unused parameters; keep users' -Werror builds working.
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#endif
+#include <cuda_fp8.h>
+#if defined(__CUDACC_VER_MAJOR__) && __CUDACC_VER_MAJOR__ >= 12 && __has_include(<cuda_fp4.h>)
+#include <cuda_fp4.h>
+#define QNUM_HAS_CUDA_FP4_HEADER() 1
+#else
+#define QNUM_HAS_CUDA_FP4_HEADER() 0
+#endif
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
+
+#include "qnum/codec.hpp"
+
+QNUM_BEGIN_NAMESPACE
+namespace cuda {
+
+template <class F>
+__host__ __device__ inline code_t<F> encode_hw(float x) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  if constexpr (std::is_same_v<F, fp8_e4m3>) {
+    return static_cast<code_t<F>>(__nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E4M3));
+  } else if constexpr (std::is_same_v<F, fp8_e5m2>) {
+    return static_cast<code_t<F>>(__nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E5M2));
+  }
+#endif
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000 && QNUM_HAS_CUDA_FP4_HEADER()
+  if constexpr (std::is_same_v<F, fp4_e2m1>) {
+    return static_cast<code_t<F>>(__nv_cvt_float_to_fp4(x, __NV_E2M1, cudaRoundNearest));
+  }
+#endif
+  return encode<F>(x, rne, satfinite);
+}
+
+}  // namespace cuda
+QNUM_END_NAMESPACE

@@ -1,0 +1,47 @@
+// qnum/detail/bits.hpp: float <-> integer bit casts that work in host and device code.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "qnum/config.hpp"
+
+QNUM_BEGIN_NAMESPACE
+namespace detail {
+
+// The IEEE-754 binary32 bit pattern of x.
+QNUM_HD std::uint32_t float_to_bits(float x) {
+#if QNUM_IS_DEVICE_PASS()
+  return __float_as_uint(x);
+#else
+  std::uint32_t u;
+  std::memcpy(&u, &x, sizeof u);
+  return u;
+#endif
+}
+
+// The float whose IEEE-754 binary32 bit pattern is u.
+QNUM_HD float bits_to_float(std::uint32_t u) {
+#if QNUM_IS_DEVICE_PASS()
+  return __uint_as_float(u);
+#else
+  float x;
+  std::memcpy(&x, &u, sizeof x);
+  return x;
+#endif
+}
+
+// |x| computed on the bit pattern (no FP environment, vectorises, keeps NaN payloads).
+QNUM_HD float abs_bits(float x) { return bits_to_float(float_to_bits(x) & 0x7FFFFFFFu); }
+
+// True if x is NaN or +-Inf, decided on the bit pattern (immune to -ffast-math).
+QNUM_HD bool is_nonfinite(float x) { return (float_to_bits(x) & 0x7F800000u) == 0x7F800000u; }
+QNUM_HD bool is_nan(float x) { return (float_to_bits(x) & 0x7FFFFFFFu) > 0x7F800000u; }
+
+template <class T>
+QNUM_HD constexpr T min_of(T a, T b) { return b < a ? b : a; }
+template <class T>
+QNUM_HD constexpr T max_of(T a, T b) { return a < b ? b : a; }
+
+}  // namespace detail
+QNUM_END_NAMESPACE

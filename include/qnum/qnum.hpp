@@ -1,0 +1,8 @@
+// qnum/qnum.hpp: umbrella of every host-safe qnum header (compiles with a plain C++17 compiler).
+#pragma once
+
+#include "qnum/config.hpp"
+#include "qnum/format.hpp"
+#include "qnum/round.hpp"
+#include "qnum/codec.hpp"
+#include "qnum/random.hpp"
