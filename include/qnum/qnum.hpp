@@ -6,3 +6,4 @@
 #include "qnum/round.hpp"
 #include "qnum/codec.hpp"
 #include "qnum/random.hpp"
+#include "qnum/dynamic_scale.hpp"

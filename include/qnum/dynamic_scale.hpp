@@ -1,0 +1,352 @@
+// qnum/dynamic_scale.hpp: INT8 gradients with EMA-clipped dynamic scales and residual error feedback.
+//
+// qnum's definition of the "Q-GaLore-style" INT8 gradient mechanism (no public code implements it;
+// see docs/qgalore.md). One definition, host and device, bit for bit.
+//
+// Per tensor (group_size 0) or per contiguous group of group_size elements, at step t:
+//
+//   g'_i    = fl(g_i + r_i)                        r = residual buffer (0 without error feedback)
+//   amax_t  = max |g'_i| over the finite g'_i of the group
+//   new     = max(amax, scale_floor)               scale_floor = 1e-6
+//   s_t     = update(s_{t-1}, new)                 see dynamic_scale_update()
+//   inv     = fl(127 / s_t)          dq = fl(s_t / 127)      (computed once per group)
+//   q_i     = round(clamp(fl(g'_i * inv), -127, 127))       (rne, or stochastic with
+//                                                            random_bits(seed, rng_offset + i))
+//   r_i    <- fl(g'_i - fl(q_i * dq))               the error, including what saturation cut off
+//   dequant(q_i) = fl(q_i * dq)
+//
+// Scale timing (which amax feeds step t's scale):
+//   scale_timing::delayed (default, what makes one fused pass possible): s_t = update(s_{t-1}, new
+//     from amax_{t-1}), the amax observed during step t-1's own pass. Step t's pass then computes
+//     codes, the new residual and amax_t (for step t+1) at once. Step 0 has no previous scale: it
+//     runs an amax pre-pass and uses s_0 = max(amax_0, scale_floor) (the only two-pass step).
+//   scale_timing::current: s_t = update(s_{t-1}, new from amax_t) (the seed's literal rule; an amax
+//     pre-pass every step, so two passes over memory).
+//
+// Non-finite gradients (an element with g'_i NaN or +-Inf; g finite but g + r overflowing counts too):
+//   nonfinite_policy::skip_step (default): if any element of the tensor is non-finite the whole step
+//     is skipped: every code is written 0, residual and states are left exactly as they were except
+//     state.skipped += 1; the call returns dq_status::skipped_nonfinite. A NaN never reaches a scale.
+//   nonfinite_policy::zero_elements: the step proceeds; a non-finite element gets code 0, its
+//     residual is left unchanged and it is excluded from amax; the call returns
+//     dq_status::ok_zeroed_nonfinite (one pass on the device, no pre-scan needed).
+//
+// Arithmetic is done with explicitly rounded single operations (detail::mul_rn etc.): on the device
+// __fmul_rn/__fadd_rn/__fdiv_rn/__fsqrt_rn (never contracted into FMA, immune to -use_fast_math), on
+// the host IEEE float operations behind a register barrier that stops FMA contraction.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "qnum/codec.hpp"
+#include "qnum/config.hpp"
+#include "qnum/detail/bits.hpp"
+#include "qnum/random.hpp"
+#include "qnum/round.hpp"
+
+QNUM_BEGIN_NAMESPACE
+
+namespace detail {
+
+// Keep a value in a register as an opaque result: the compiler cannot fuse the operation that
+// produced it with the one that consumes it (no FMA contraction on the host).
+QNUM_HD float fp_barrier(float x) {
+#if !QNUM_IS_DEVICE_PASS() && (defined(__GNUC__) || defined(__clang__))
+#if defined(__x86_64__) || defined(__i386__)
+  __asm__("" : "+x"(x));
+#elif defined(__aarch64__)
+  __asm__("" : "+w"(x));
+#endif
+#endif
+  return x;
+}
+
+// Correctly rounded (round to nearest even) single float operations, identical on host and device.
+QNUM_HD float mul_rn(float a, float b) {
+#if QNUM_IS_DEVICE_PASS()
+  return __fmul_rn(a, b);
+#else
+  return fp_barrier(a * b);
+#endif
+}
+QNUM_HD float add_rn(float a, float b) {
+#if QNUM_IS_DEVICE_PASS()
+  return __fadd_rn(a, b);
+#else
+  return fp_barrier(a + b);
+#endif
+}
+QNUM_HD float sub_rn(float a, float b) {
+#if QNUM_IS_DEVICE_PASS()
+  return __fsub_rn(a, b);
+#else
+  return fp_barrier(a - b);
+#endif
+}
+QNUM_HD float div_rn(float a, float b) {
+#if QNUM_IS_DEVICE_PASS()
+  return __fdiv_rn(a, b);
+#else
+  return fp_barrier(a / b);
+#endif
+}
+QNUM_HD float sqrt_rn(float a) {
+#if QNUM_IS_DEVICE_PASS()
+  return __fsqrt_rn(a);
+#else
+  return fp_barrier(std::sqrt(a));
+#endif
+}
+
+constexpr float flt_max = 3.40282347e+38f;
+
+}  // namespace detail
+
+// Status of a host entry point (device launchers report the same values through their state).
+enum class dq_status : int {
+  ok = 0,
+  ok_zeroed_nonfinite,  // zero_elements policy: the step ran, >= 1 non-finite element got code 0
+  skipped_nonfinite,    // skip_step policy: a non-finite element, nothing changed but state.skipped
+  null_pointer,
+  bad_size,             // n == 0 is fine (nothing to do); sizes that overflow the index type are not
+  bad_group,            // group_size does not divide n
+  bad_config,           // alpha outside [0, 1], scale_clip < 1, scale_floor not > 0, non-finite values
+};
+
+enum class scale_timing : int { delayed = 0, current = 1 };
+enum class nonfinite_policy : int { skip_step = 0, zero_elements = 1 };
+
+// Parameters of the mechanism (defaults: the seed's). alpha weighs the previous scale.
+struct dynamic_scale_config {
+  float alpha = 0.99f;
+  float scale_clip = 2.0f;
+  float scale_floor = 1e-6f;
+  scale_timing timing = scale_timing::delayed;
+  nonfinite_policy on_nonfinite = nonfinite_policy::skip_step;
+  bool stochastic = false;  // stochastic rounding of the codes instead of nearest even
+  std::uint64_t seed = 0;   // stream of random_bits() for stochastic rounding
+};
+
+// Per-group state (one per tensor when group_size is 0). Plain data: copy it to the device as is.
+//   scale   scale of the last successful step (what that step's codes dequantize with); 0 = none yet
+//   amax    max |g'| over the finite elements seen during that step's pass (feeds the next scale
+//           under scale_timing::delayed)
+//   steps   successful steps; skipped: steps skipped by the non-finite policy
+//   rng_offset  first random_bits offset of the next call (advances by n on every call)
+struct dynamic_scale_state {
+  float scale = 0.0f;
+  float amax = 0.0f;
+  std::uint64_t steps = 0;
+  std::uint64_t skipped = 0;
+  std::uint64_t rng_offset = 0;
+};
+
+// True if the configuration is usable (finite, alpha in [0, 1], scale_clip >= 1, scale_floor > 0).
+QNUM_HD bool dynamic_scale_config_valid(const dynamic_scale_config& c) {
+  return !detail::is_nonfinite(c.alpha) && !detail::is_nonfinite(c.scale_clip) &&
+         !detail::is_nonfinite(c.scale_floor) && c.alpha >= 0.0f && c.alpha <= 1.0f &&
+         c.scale_clip >= 1.0f && c.scale_floor > 0.0f;
+}
+
+// The scale of a step from the previous scale and an observed amax (finite, >= 0):
+//   new = max(amax, floor); if prev is not > 0 (no previous step) the result is new; otherwise
+//   smoothed = fl(fl(alpha * prev) + fl(fl(1 - alpha) * new))
+//   result   = min(max(smoothed, fl(prev / clip)), fl(prev * clip)), then at most FLT_MAX.
+// A non-finite amax is treated as "no observation": the result is prev (or floor when prev is
+// not > 0), so a NaN can never enter a scale.
+QNUM_HD float dynamic_scale_update(float prev, float amax, const dynamic_scale_config& c) {
+  using namespace detail;
+  const bool have_prev = prev > 0.0f && !is_nonfinite(prev);
+  if (is_nonfinite(amax)) return have_prev ? prev : c.scale_floor;
+  const float nw = amax > c.scale_floor ? amax : c.scale_floor;
+  if (!have_prev) return nw;
+  const float beta = sub_rn(1.0f, c.alpha);
+  float s = add_rn(mul_rn(c.alpha, prev), mul_rn(beta, nw));
+  const float lo = div_rn(prev, c.scale_clip);
+  const float hi = mul_rn(prev, c.scale_clip);
+  s = s < lo ? lo : s;
+  s = s > hi ? hi : s;
+  return s > flt_max ? flt_max : s;  // also catches an Inf from the sum
+}
+
+// The per-group multipliers of scale s (> 0, finite): inv = fl(127 / s) and dq = fl(s / 127).
+struct int8_multipliers {
+  float inv;
+  float dq;
+};
+QNUM_HD int8_multipliers int8_multipliers_for(float s) {
+  return {detail::div_rn(127.0f, s), detail::div_rn(s, 127.0f)};
+}
+
+// The code of x under multiplier inv: round(clamp(fl(x * inv), -127, 127)). x must not be NaN; an
+// overflowing product or +-Inf saturates to +-127 (-128 is never produced: the code is symmetric).
+template <class Round = round_nearest_even>
+QNUM_HD int int8_code(float x, float inv, Round mode = {}) {
+  float y = detail::mul_rn(x, inv);
+  y = y < -127.0f ? -127.0f : y;
+  y = y > 127.0f ? 127.0f : y;
+  return round_to_int(y, mode);
+}
+
+// The dequantized value of code q: fl(q * dq) (exact int -> float, one rounded product).
+QNUM_HD float int8_dequant(int q, float dq) { return detail::mul_rn(static_cast<float>(q), dq); }
+
+// Residual buffer element types: float (fp32) or bf16 bits (std::uint16_t, stored with RNE and
+// saturation to the largest finite bf16, so a finite residual stays finite).
+QNUM_HD float load_residual(const float* r, std::size_t i) { return r[i]; }
+QNUM_HD float load_residual(const std::uint16_t* r, std::size_t i) { return from_bf16(r[i]); }
+QNUM_HD void store_residual(float* r, std::size_t i, float v) { r[i] = v; }
+QNUM_HD void store_residual(std::uint16_t* r, std::size_t i, float v) { r[i] = encode<bf16>(v, rne, satfinite); }
+
+// One element of the fused pass. g_in = g'_i = fl(g + r_old); finite = !nonfinite(g_in).
+// For a finite element: code = int8_code(g_in, inv, mode), residual = fl(g_in - fl(code * dq)).
+// For a non-finite one: code 0, residual = r_old.
+struct int8_element {
+  int code;
+  float residual;
+  float abs_in;  // |g'|, 0 when non-finite
+  bool finite;
+};
+template <class Round>
+QNUM_HD int8_element quantize_grad_element(float g, float r_old, int8_multipliers m, Round mode) {
+  const float x = detail::add_rn(g, r_old);
+  if (detail::is_nonfinite(x)) return {0, r_old, 0.0f, false};
+  const int q = int8_code(x, m.inv, mode);
+  const float r = detail::sub_rn(x, int8_dequant(q, m.dq));
+  return {q, r, detail::abs_bits(x), true};
+}
+
+// The random bits for element i of a call whose state has rng_offset `offset`.
+QNUM_HD std::uint32_t dynamic_scale_random(const dynamic_scale_config& c, std::uint64_t offset, std::size_t i) {
+  return random_bits(c.seed, offset + i);
+}
+
+namespace detail {
+
+template <class Residual>
+float grad_input_amax(const float* g, const Residual* r, std::size_t begin, std::size_t end, bool& any_nonfinite) {
+  float amax = 0.0f;
+  for (std::size_t i = begin; i < end; ++i) {
+    const float x = add_rn(g[i], r != nullptr ? load_residual(r, i) : 0.0f);
+    if (is_nonfinite(x)) {
+      any_nonfinite = true;
+      continue;
+    }
+    const float a = abs_bits(x);
+    amax = a > amax ? a : amax;
+  }
+  return amax;
+}
+
+}  // namespace detail
+
+// Quantize one step of gradients to INT8 codes (host reference of the fused device pass).
+//   g          [n] fp32 gradients
+//   codes      [n] output codes in [-127, 127]
+//   residual   [n] fp32 or bf16-bit residual buffer, updated in place; nullptr = no error feedback
+//              (start it at zeros)
+//   group_size 0 = one scale for the tensor, else contiguous groups (must divide n)
+//   states     [n_groups] per-group state, updated (scale = this step's scale, amax, counters)
+// Returns ok / ok_zeroed_nonfinite / skipped_nonfinite, or an error status with nothing written.
+template <class Residual = float>
+dq_status quantize_gradient_int8(const float* g, std::int8_t* codes, Residual* residual, std::size_t n,
+                                 std::size_t group_size, dynamic_scale_state* states,
+                                 const dynamic_scale_config& cfg) {
+  static_assert(std::is_same_v<Residual, float> || std::is_same_v<Residual, std::uint16_t>,
+                "residual buffer: float (fp32) or std::uint16_t (bf16 bits)");
+  if (!dynamic_scale_config_valid(cfg)) return dq_status::bad_config;
+  if (n == 0) return dq_status::ok;
+  if (g == nullptr || codes == nullptr || states == nullptr) return dq_status::null_pointer;
+  const std::size_t gs = group_size == 0 ? n : group_size;
+  if (n % gs != 0) return dq_status::bad_group;
+  const std::size_t n_groups = n / gs;
+  const Residual* rin = residual;
+
+  // Pre-pass: needed for the first step, for current timing, and to decide skip_step.
+  const bool first = states[0].steps == 0 || !(states[0].scale > 0.0f);
+  const bool need_scan = first || cfg.timing == scale_timing::current ||
+                         cfg.on_nonfinite == nonfinite_policy::skip_step;
+  bool any_nonfinite = false;
+  if (need_scan) {
+    for (std::size_t k = 0; k < n_groups; ++k) {
+      const float a = detail::grad_input_amax(g, rin, k * gs, (k + 1) * gs, any_nonfinite);
+      (void)a;
+    }
+    if (any_nonfinite && cfg.on_nonfinite == nonfinite_policy::skip_step) {
+      for (std::size_t i = 0; i < n; ++i) codes[i] = 0;
+      for (std::size_t k = 0; k < n_groups; ++k) {
+        states[k].skipped += 1;
+        states[k].rng_offset += n;
+      }
+      return dq_status::skipped_nonfinite;
+    }
+  }
+  bool zeroed = false;
+  const std::uint64_t offset = states[0].rng_offset;
+  for (std::size_t k = 0; k < n_groups; ++k) {
+    dynamic_scale_state& st = states[k];
+    const std::size_t b = k * gs, e = b + gs;
+    float s;
+    if (first || cfg.timing == scale_timing::current) {
+      bool dummy = false;
+      const float amax_now = detail::grad_input_amax(g, rin, b, e, dummy);
+      s = first ? dynamic_scale_update(0.0f, amax_now, cfg) : dynamic_scale_update(st.scale, amax_now, cfg);
+    } else {
+      s = dynamic_scale_update(st.scale, st.amax, cfg);
+    }
+    const int8_multipliers m = int8_multipliers_for(s);
+    float amax = 0.0f;
+    for (std::size_t i = b; i < e; ++i) {
+      const float r_old = residual != nullptr ? load_residual(residual, i) : 0.0f;
+      const int8_element el =
+          cfg.stochastic ? quantize_grad_element(g[i], r_old, m, stochastic(dynamic_scale_random(cfg, offset, i)))
+                         : quantize_grad_element(g[i], r_old, m, rne);
+      codes[i] = static_cast<std::int8_t>(el.code);
+      if (residual != nullptr) store_residual(residual, i, el.residual);
+      amax = el.abs_in > amax ? el.abs_in : amax;
+      zeroed = zeroed || !el.finite;
+    }
+    st.scale = s;
+    st.amax = amax;
+    st.steps += 1;
+    st.rng_offset = offset + n;
+  }
+  return zeroed ? dq_status::ok_zeroed_nonfinite : dq_status::ok;
+}
+
+// Output element types of dequantization.
+enum class dequant_dtype : int { fp32 = 0, bf16 = 1, fp16 = 2 };
+
+// Dequantize codes with the scales held in states (the scale of the step that produced them):
+// out_i = fl(q_i * fl(s / 127)), then converted with RNE (bf16/fp16 overflow to Inf cannot happen:
+// |q * dq| <= s <= FLT_MAX is finite but may exceed fp16's range and then gives Inf, as torch's cast).
+// out is float* for fp32 and std::uint16_t* (bits) for bf16/fp16.
+QNUM_HD std::uint32_t dequant_store_bits(float v, dequant_dtype t) {
+  return t == dequant_dtype::fp32 ? detail::float_to_bits(v)
+                                  : (t == dequant_dtype::bf16 ? to_bf16(v) : to_fp16(v));
+}
+inline dq_status dequantize_gradient_int8(const std::int8_t* codes, std::size_t n, std::size_t group_size,
+                                          const dynamic_scale_state* states, void* out, dequant_dtype t) {
+  if (n == 0) return dq_status::ok;
+  if (codes == nullptr || states == nullptr || out == nullptr) return dq_status::null_pointer;
+  const std::size_t gs = group_size == 0 ? n : group_size;
+  if (n % gs != 0) return dq_status::bad_group;
+  for (std::size_t k = 0; k < n / gs; ++k) {
+    const float s = states[k].scale > 0.0f ? states[k].scale : 0.0f;
+    const float dq = s > 0.0f ? int8_multipliers_for(s).dq : 0.0f;
+    for (std::size_t i = k * gs; i < (k + 1) * gs; ++i) {
+      const std::uint32_t b = dequant_store_bits(int8_dequant(codes[i], dq), t);
+      if (t == dequant_dtype::fp32) {
+        static_cast<float*>(out)[i] = detail::bits_to_float(b);
+      } else {
+        static_cast<std::uint16_t*>(out)[i] = static_cast<std::uint16_t>(b);
+      }
+    }
+  }
+  return dq_status::ok;
+}
+
+QNUM_END_NAMESPACE
