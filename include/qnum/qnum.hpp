@@ -7,3 +7,4 @@
 #include "qnum/codec.hpp"
 #include "qnum/random.hpp"
 #include "qnum/dynamic_scale.hpp"
+#include "qnum/int8_adam.hpp"

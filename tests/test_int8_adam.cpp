@@ -1,0 +1,126 @@
+// tests/test_int8_adam.cpp: Adam/AdamW with INT8 block-scaled states (qnum/int8_adam.hpp).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "qnum/int8_adam.hpp"
+
+namespace {
+struct int8_state {
+  std::vector<std::int8_t> m;
+  std::vector<std::uint8_t> v;
+  std::vector<float> ma, va;
+  int8_state(std::size_t n, std::size_t block) : m(n), v(n), ma(qnum::int8_adam_blocks(n, block)), va(ma.size()) {}
+  qnum::int8_adam_state view() { return {m.data(), v.data(), ma.data(), va.data()}; }
+};
+}  // namespace
+
+TEST_CASE("int8 adam: first step equals fp32 Adam bit for bit; state layout") {
+  const std::size_t n = 300;  // two blocks, the second one short
+  qnum::int8_adam_config c;
+  std::vector<float> p(n), g(n), m(n, 0.0f), v(n, 0.0f);
+  std::mt19937 rng(1);
+  std::normal_distribution<float> nd;
+  for (std::size_t i = 0; i < n; ++i) {
+    p[i] = nd(rng);
+    g[i] = nd(rng);
+  }
+  std::vector<float> p8 = p;
+  int8_state s(n, c.block_size);
+  REQUIRE(qnum::fp32_adam_step(p.data(), g.data(), m.data(), v.data(), n, c, 1) == qnum::dq_status::ok);
+  REQUIRE(qnum::int8_adam_step(p8.data(), g.data(), n, s.view(), c, 1) == qnum::dq_status::ok);
+  CHECK(p8 == p);
+  // absmax per block = max |m|, max sqrt(v); the largest element gets the extreme code
+  for (std::size_t b = 0; b < 2; ++b) {
+    float am = 0, aw = 0;
+    for (std::size_t i = b * 256; i < std::min(n, b * 256 + 256); ++i) {
+      am = std::fmax(am, std::fabs(m[i]));
+      aw = std::fmax(aw, std::sqrt(v[i]));
+    }
+    CHECK(s.ma[b] == am);
+    CHECK(s.va[b] == aw);
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    const float am = s.ma[i / 256], aw = s.va[i / 256];
+    CHECK(s.m[i] == qnum::int8_adam_m_code(m[i], am, qnum::rne));
+    CHECK(s.v[i] == qnum::int8_adam_v_code(std::sqrt(v[i]), aw, qnum::rne));
+    CHECK(std::fabs(qnum::int8_adam_m(s.m[i], am) - m[i]) <= am / 254 * 1.0001f);
+    CHECK(std::fabs(qnum::int8_adam_w(s.v[i], aw) - std::sqrt(v[i])) <= aw / 510 * 1.0001f);
+  }
+}
+
+TEST_CASE("int8 adam: the square-root domain keeps a small second moment away from zero") {
+  // w = 1 and w = 1/300 in one block: linear v codes would give round(255 / 90000) = 0
+  CHECK(qnum::int8_adam_v_code(1.0f / 300.0f, 1.0f, qnum::rne) == 1);
+  CHECK(qnum::int8_adam_v_code(1.0f, 1.0f, qnum::rne) == 255);
+  CHECK(qnum::int8_adam_m_code(-1.0f, 1.0f, qnum::rne) == -127);
+  CHECK(qnum::int8_adam_m_code(5.0f, 0.0f, qnum::rne) == 0);
+}
+
+TEST_CASE("int8 adam: tracks fp32 Adam on a noisy quadratic; non-finite g; bad input; determinism") {
+  const std::size_t n = 1000;
+  for (int sr = 0; sr < 2; ++sr) {
+    qnum::int8_adam_config c;
+    c.lr = 1e-2f;
+    c.weight_decay = 0.01f;
+    c.stochastic = sr != 0;
+    c.seed = 3;
+    std::vector<float> p(n, 1.0f), m(n, 0.0f), v(n, 0.0f), p8(n, 1.0f), g(n), g8(n);
+    int8_state s(n, c.block_size);
+    std::mt19937 rng(2);
+    std::normal_distribution<float> nd;
+    for (std::uint64_t t = 1; t <= 500; ++t) {
+      for (std::size_t i = 0; i < n; ++i) {
+        const float target = 0.001f * static_cast<float>(i);
+        const float noise = 0.1f * nd(rng);
+        g[i] = (p[i] - target) + noise;
+        g8[i] = (p8[i] - target) + noise;
+      }
+      qnum::fp32_adam_step(p.data(), g.data(), m.data(), v.data(), n, c, t);
+      REQUIRE(qnum::int8_adam_step(p8.data(), g8.data(), n, s.view(), c, t) == qnum::dq_status::ok);
+    }
+    double e32 = 0, e8 = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double target = 0.001 * double(i);
+      e32 += (p[i] - target) * (p[i] - target);
+      e8 += (p8[i] - target) * (p8[i] - target);
+    }
+    MESSAGE("stochastic " << sr << ": fp32 mse " << e32 / n << "  int8-state mse " << e8 / n);
+    CHECK(e8 / n < 2.0 * e32 / n + 1e-4);
+  }
+  // non-finite gradient: parameter untouched, state finite
+  int8_state s(4, 256);
+  std::vector<float> p{1, 2, 3, 4}, g{0.5f, NAN, INFINITY, -0.5f};
+  REQUIRE(qnum::int8_adam_step(p.data(), g.data(), 4, s.view(), {}, 1) == qnum::dq_status::ok);
+  CHECK(p[1] == 2.0f);
+  CHECK(p[2] == 3.0f);
+  CHECK(p[0] < 1.0f);
+  CHECK(s.m[1] == 0);
+  CHECK(std::isfinite(s.ma[0]));
+  CHECK(std::isfinite(s.va[0]));
+  qnum::int8_adam_config bad;
+  bad.block_size = 0;
+  CHECK(qnum::int8_adam_step(p.data(), g.data(), 4, s.view(), bad, 1) == qnum::dq_status::bad_group);
+  bad = {};
+  bad.beta2 = 1.0f;
+  CHECK(qnum::int8_adam_step(p.data(), g.data(), 4, s.view(), bad, 1) == qnum::dq_status::bad_config);
+  CHECK(qnum::int8_adam_step(p.data(), g.data(), 4, s.view(), {}, 0) == qnum::dq_status::bad_size);
+  CHECK(qnum::int8_adam_step(nullptr, g.data(), 4, s.view(), {}, 1) == qnum::dq_status::null_pointer);
+  // stochastic rounding: same seed, same codes
+  qnum::int8_adam_config c;
+  c.stochastic = true;
+  c.seed = 11;
+  int8_state a(512, 256), b(512, 256);
+  std::vector<float> pa(512, 0.0f), pb(512, 0.0f), gg(512);
+  for (std::size_t i = 0; i < 512; ++i) gg[i] = std::sin(float(i));
+  for (std::uint64_t t = 1; t <= 3; ++t) {
+    qnum::int8_adam_step(pa.data(), gg.data(), 512, a.view(), c, t);
+    qnum::int8_adam_step(pb.data(), gg.data(), 512, b.view(), c, t);
+  }
+  CHECK(a.m == b.m);
+  CHECK(a.v == b.v);
+  CHECK(pa == pb);
+}
