@@ -1,0 +1,352 @@
+// qnum/cuda/dynamic_scale.cuh: fused CUDA kernels for INT8 gradients with EMA-clipped dynamic scales
+// and residual error feedback, and the INT8-state Adam step (device twins of dynamic_scale.hpp and
+// int8_adam.hpp: same element functions, same bits).
+//
+// launch_quantize_gradient_int8 enqueues five kernels on `stream`; only two of them touch the tensor:
+//   begin    (per group)   decide whether a pre-scan is needed (first step, scale_timing::current,
+//                          or nonfinite_policy::skip_step), clear the scratch
+//   scan     (per element) amax of g + r and the non-finite flag; returns at once when not needed,
+//                          so with delayed timing and zero_elements every step after the first reads
+//                          the tensor once
+//   prepare  (per group)   the step's scale s_t, inv = 127 / s_t, dq = s_t / 127 (or: skip the step)
+//   quantize (per element) the fused pass: g' = g + r, codes, new residual, amax_t for the next step
+//   finish   (per group)   store s_t, amax_t and the counters in the states (the same as the host)
+// After the launch, dynamic_scale_scratch_header (at the start of the scratch) holds the step's
+// status; copy it back and pass it to dynamic_scale_status() when the caller wants it.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "qnum/dynamic_scale.hpp"
+#include "qnum/int8_adam.hpp"
+
+QNUM_BEGIN_NAMESPACE
+namespace cuda {
+
+struct dynamic_scale_scratch_header {
+  unsigned need_scan;
+  unsigned scan_nonfinite;
+  unsigned pass_nonfinite;
+  unsigned skip;
+};
+struct dynamic_scale_group_scratch {
+  float scale, inv, dq;
+  unsigned scan_amax_bits;  // bit patterns of non-negative floats: unsigned max == float max
+  unsigned amax_bits;
+};
+
+// Bytes of device scratch for n_groups groups (allocate once, reuse every step).
+inline std::size_t dynamic_scale_scratch_bytes(std::size_t n_groups) {
+  return sizeof(dynamic_scale_scratch_header) + n_groups * sizeof(dynamic_scale_group_scratch);
+}
+
+// The status of the last step from a copied-back header (same values as the host entry point).
+inline dq_status dynamic_scale_status(const dynamic_scale_scratch_header& h) {
+  if (h.skip) return dq_status::skipped_nonfinite;
+  return h.pass_nonfinite ? dq_status::ok_zeroed_nonfinite : dq_status::ok;
+}
+
+namespace detail {
+
+inline __device__ dynamic_scale_group_scratch* groups_of(dynamic_scale_scratch_header* h) {
+  return reinterpret_cast<dynamic_scale_group_scratch*>(h + 1);
+}
+
+inline __device__ bool first_step(const dynamic_scale_state* states) {
+  return states[0].steps == 0 || !(states[0].scale > 0.0f);
+}
+
+// Per-thread running max keyed by group, flushed with one atomicMax when the group changes.
+struct group_max {
+  std::size_t group = ~std::size_t{0};
+  unsigned bits = 0;
+  __device__ void add(std::size_t g, float a, dynamic_scale_group_scratch* gs, bool scan) {
+    if (g != group) {
+      flush(gs, scan);
+      group = g;
+      bits = 0;
+    }
+    const unsigned b = __float_as_uint(a);
+    bits = b > bits ? b : bits;
+  }
+  __device__ void flush(dynamic_scale_group_scratch* gs, bool scan) {
+    if (group != ~std::size_t{0} && bits != 0) atomicMax(scan ? &gs[group].scan_amax_bits : &gs[group].amax_bits, bits);
+  }
+};
+
+// (a template so that the header can define it in every translation unit)
+template <int Unused = 0>
+__global__ void ds_begin_kernel(const dynamic_scale_state* states, std::size_t n_groups,
+                                       dynamic_scale_scratch_header* h, dynamic_scale_config cfg) {
+  const std::size_t k = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
+  if (k == 0) {
+    h->need_scan = (first_step(states) || cfg.timing == scale_timing::current ||
+                    cfg.on_nonfinite == nonfinite_policy::skip_step)
+                       ? 1u
+                       : 0u;
+    h->scan_nonfinite = 0;
+    h->pass_nonfinite = 0;
+    h->skip = 0;
+  }
+  if (k < n_groups) {
+    groups_of(h)[k].scan_amax_bits = 0;
+    groups_of(h)[k].amax_bits = 0;
+  }
+}
+
+template <class Residual>
+__global__ void ds_scan_kernel(const float* g, const Residual* r, std::size_t n, std::size_t gs,
+                               dynamic_scale_scratch_header* h) {
+  if (!h->need_scan) return;
+  dynamic_scale_group_scratch* grp = groups_of(h);
+  group_max acc;
+  bool bad = false;
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::size_t{gridDim.x} * blockDim.x) {
+    const float x = qnum::detail::add_rn(g[i], r != nullptr ? load_residual(r, i) : 0.0f);
+    if (qnum::detail::is_nonfinite(x)) {
+      bad = true;
+      continue;
+    }
+    acc.add(i / gs, qnum::detail::abs_bits(x), grp, true);
+  }
+  acc.flush(grp, true);
+  if (bad) atomicOr(&h->scan_nonfinite, 1u);
+}
+
+// (a template so that the header can define it in every translation unit)
+template <int Unused = 0>
+__global__ void ds_prepare_kernel(const dynamic_scale_state* states, std::size_t n_groups,
+                                         dynamic_scale_scratch_header* h, dynamic_scale_config cfg) {
+  const std::size_t k = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
+  if (k >= n_groups) return;
+  if (h->need_scan && h->scan_nonfinite && cfg.on_nonfinite == nonfinite_policy::skip_step) {
+    if (k == 0) h->skip = 1;
+    return;
+  }
+  const bool first = first_step(states);
+  dynamic_scale_group_scratch& gs = groups_of(h)[k];
+  float s;
+  if (first || cfg.timing == scale_timing::current) {
+    const float amax_now = __uint_as_float(gs.scan_amax_bits);
+    s = dynamic_scale_update(first ? 0.0f : states[k].scale, amax_now, cfg);
+  } else {
+    s = dynamic_scale_update(states[k].scale, states[k].amax, cfg);
+  }
+  const int8_multipliers m = int8_multipliers_for(s);
+  gs.scale = s;
+  gs.inv = m.inv;
+  gs.dq = m.dq;
+}
+
+template <class Residual>
+__global__ void ds_quantize_kernel(const float* g, std::int8_t* codes, Residual* r, std::size_t n, std::size_t gs,
+                                   const dynamic_scale_state* states, dynamic_scale_scratch_header* h,
+                                   dynamic_scale_config cfg) {
+  const std::size_t stride = std::size_t{gridDim.x} * blockDim.x;
+  const std::size_t start = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
+  // h->skip is written by the prepare kernel, which completed before this one started.
+  if (h->skip) {
+    for (std::size_t i = start; i < n; i += stride) codes[i] = 0;
+    return;
+  }
+  dynamic_scale_group_scratch* grp = groups_of(h);
+  const std::uint64_t offset = states[0].rng_offset;
+  group_max acc;
+  bool bad = false;
+  for (std::size_t i = start; i < n; i += stride) {
+    const std::size_t k = i / gs;
+    const int8_multipliers m{grp[k].inv, grp[k].dq};
+    const float r_old = r != nullptr ? load_residual(r, i) : 0.0f;
+    const int8_element el = cfg.stochastic
+                                ? quantize_grad_element(g[i], r_old, m, stochastic(dynamic_scale_random(cfg, offset, i)))
+                                : quantize_grad_element(g[i], r_old, m, rne);
+    codes[i] = static_cast<std::int8_t>(el.code);
+    if (r != nullptr) store_residual(r, i, el.residual);
+    if (!el.finite) bad = true;
+    acc.add(k, el.abs_in, grp, false);
+  }
+  acc.flush(grp, false);
+  if (bad) atomicOr(&h->pass_nonfinite, 1u);
+}
+
+// (a template so that the header can define it in every translation unit)
+template <int Unused = 0>
+__global__ void ds_finish_kernel(dynamic_scale_state* states, std::size_t n_groups, std::size_t n,
+                                        const dynamic_scale_scratch_header* h) {
+  const std::size_t k = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
+  if (k >= n_groups) return;
+  dynamic_scale_state& st = states[k];
+  if (h->skip) {
+    st.skipped += 1;
+  } else {
+    const dynamic_scale_group_scratch& gs = groups_of(const_cast<dynamic_scale_scratch_header*>(h))[k];
+    st.scale = gs.scale;
+    st.amax = __uint_as_float(gs.amax_bits);
+    st.steps += 1;
+  }
+  st.rng_offset += n;
+}
+
+inline unsigned grid_for(std::size_t n, unsigned threads, unsigned cap = 4096) {
+  const std::size_t b = (n + threads - 1) / threads;
+  return static_cast<unsigned>(b == 0 ? 1 : (b > cap ? cap : b));
+}
+
+}  // namespace detail
+
+// Device version of quantize_gradient_int8 (same arguments and results, device pointers):
+//   g [n], codes [n], residual [n] fp32 or bf16 bits or nullptr, states [n_groups] (device copies of
+//   dynamic_scale_state, zero-initialised), scratch of dynamic_scale_scratch_bytes(n_groups) bytes.
+// Returns cudaErrorInvalidValue for bad arguments (nothing enqueued), else the launch error.
+template <class Residual = float>
+cudaError_t launch_quantize_gradient_int8(const float* g, std::int8_t* codes, Residual* residual, std::size_t n,
+                                          std::size_t group_size, dynamic_scale_state* states, void* scratch,
+                                          const dynamic_scale_config& cfg, cudaStream_t stream = 0) {
+  static_assert(std::is_same_v<Residual, float> || std::is_same_v<Residual, std::uint16_t>,
+                "residual buffer: float (fp32) or std::uint16_t (bf16 bits)");
+  if (!dynamic_scale_config_valid(cfg)) return cudaErrorInvalidValue;
+  if (n == 0) return cudaSuccess;
+  if (g == nullptr || codes == nullptr || states == nullptr || scratch == nullptr) return cudaErrorInvalidValue;
+  const std::size_t gs = group_size == 0 ? n : group_size;
+  if (n % gs != 0) return cudaErrorInvalidValue;
+  const std::size_t n_groups = n / gs;
+  auto* h = static_cast<dynamic_scale_scratch_header*>(scratch);
+  constexpr unsigned threads = 256;
+  const unsigned gb = detail::grid_for(n_groups, threads, 1u << 20);
+  const unsigned eb = detail::grid_for(n, threads);
+  detail::ds_begin_kernel<><<<gb, threads, 0, stream>>>(states, n_groups, h, cfg);
+  detail::ds_scan_kernel<Residual><<<eb, threads, 0, stream>>>(g, residual, n, gs, h);
+  detail::ds_prepare_kernel<><<<gb, threads, 0, stream>>>(states, n_groups, h, cfg);
+  detail::ds_quantize_kernel<Residual><<<eb, threads, 0, stream>>>(g, codes, residual, n, gs, states, h, cfg);
+  detail::ds_finish_kernel<><<<gb, threads, 0, stream>>>(states, n_groups, n, h);
+  return cudaGetLastError();
+}
+
+namespace detail {
+
+// (a template so that the header can define it in every translation unit)
+template <int Unused = 0>
+__global__ void dequant_kernel(const std::int8_t* codes, std::size_t n, std::size_t gs,
+                                      const dynamic_scale_state* states, void* out, dequant_dtype t) {
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::size_t{gridDim.x} * blockDim.x) {
+    const float s = states[i / gs].scale > 0.0f ? states[i / gs].scale : 0.0f;
+    const float dq = s > 0.0f ? int8_multipliers_for(s).dq : 0.0f;
+    const std::uint32_t b = dequant_store_bits(int8_dequant(codes[i], dq), t);
+    if (t == dequant_dtype::fp32) {
+      static_cast<std::uint32_t*>(out)[i] = b;
+    } else {
+      static_cast<std::uint16_t*>(out)[i] = static_cast<std::uint16_t>(b);
+    }
+  }
+}
+
+// One CUDA block per state block: update in registers, block max, re-quantize: one pass.
+constexpr unsigned adam_threads = 256;
+constexpr unsigned adam_per_thread = 4096 / adam_threads;
+
+template <bool Stochastic>
+__global__ void int8_adam_kernel(float* p, const float* g, std::size_t n, int8_adam_state st, std::size_t bs,
+                                 int8_adam_scalars s, std::uint64_t seed, std::uint64_t t) {
+  __shared__ float red_m[adam_threads], red_w[adam_threads];
+  const std::size_t b = blockIdx.x;
+  const std::size_t lo = b * bs;
+  const std::size_t hi = lo + bs < n ? lo + bs : n;
+  const float am_old = st.m_absmax[b], aw_old = st.v_absmax[b];
+  float mr[adam_per_thread], wr[adam_per_thread];
+  float am = 0.0f, aw = 0.0f;
+#pragma unroll
+  for (unsigned k = 0; k < adam_per_thread; ++k) {
+    const std::size_t i = lo + threadIdx.x + std::size_t{k} * adam_threads;
+    mr[k] = 0.0f;
+    wr[k] = 0.0f;
+    if (i < hi) {
+      float m = int8_adam_m(st.m_codes[i], am_old);
+      float w = int8_adam_w(st.v_codes[i], aw_old);
+      float pi = p[i];
+      int8_adam_element(pi, m, w, g[i], s);
+      p[i] = pi;
+      mr[k] = m;
+      wr[k] = w;
+      const float a = qnum::detail::abs_bits(m);
+      am = a > am ? a : am;
+      aw = w > aw ? w : aw;
+    }
+  }
+  red_m[threadIdx.x] = am;
+  red_w[threadIdx.x] = aw;
+  __syncthreads();
+  for (unsigned off = adam_threads / 2; off > 0; off >>= 1) {
+    if (threadIdx.x < off) {
+      red_m[threadIdx.x] = red_m[threadIdx.x + off] > red_m[threadIdx.x] ? red_m[threadIdx.x + off] : red_m[threadIdx.x];
+      red_w[threadIdx.x] = red_w[threadIdx.x + off] > red_w[threadIdx.x] ? red_w[threadIdx.x + off] : red_w[threadIdx.x];
+    }
+    __syncthreads();
+  }
+  am = red_m[0];
+  aw = red_w[0];
+  if (threadIdx.x == 0) {
+    st.m_absmax[b] = am;
+    st.v_absmax[b] = aw;
+  }
+#pragma unroll
+  for (unsigned k = 0; k < adam_per_thread; ++k) {
+    const std::size_t i = lo + threadIdx.x + std::size_t{k} * adam_threads;
+    if (i < hi) {
+      if constexpr (Stochastic) {
+        st.m_codes[i] = int8_adam_m_code(mr[k], am, stochastic(int8_adam_random(seed, t, n, i, 0)));
+        st.v_codes[i] = int8_adam_v_code(wr[k], aw, stochastic(int8_adam_random(seed, t, n, i, 1)));
+      } else {
+        (void)seed;
+        (void)t;
+        st.m_codes[i] = int8_adam_m_code(mr[k], am, rne);
+        st.v_codes[i] = int8_adam_v_code(wr[k], aw, rne);
+      }
+    }
+  }
+}
+
+}  // namespace detail
+
+// Device version of dequantize_gradient_int8 (out: float* for fp32, std::uint16_t* bits otherwise).
+inline cudaError_t launch_dequantize_gradient_int8(const std::int8_t* codes, std::size_t n, std::size_t group_size,
+                                                   const dynamic_scale_state* states, void* out, dequant_dtype t,
+                                                   cudaStream_t stream = 0) {
+  if (n == 0) return cudaSuccess;
+  if (codes == nullptr || states == nullptr || out == nullptr) return cudaErrorInvalidValue;
+  const std::size_t gs = group_size == 0 ? n : group_size;
+  if (n % gs != 0) return cudaErrorInvalidValue;
+  detail::dequant_kernel<><<<detail::grid_for(n, 256), 256, 0, stream>>>(codes, n, gs, states, out, t);
+  return cudaGetLastError();
+}
+
+// Device version of int8_adam_step (one pass over p, g and the states; same bits as the host).
+inline cudaError_t launch_int8_adam_step(float* p, const float* g, std::size_t n, int8_adam_state st,
+                                         const int8_adam_config& c, std::uint64_t t, cudaStream_t stream = 0) {
+  if (c.block_size == 0 || c.block_size > 4096 || t == 0) return cudaErrorInvalidValue;
+  if (qnum::detail::is_nonfinite(c.lr) || qnum::detail::is_nonfinite(c.eps) ||
+      qnum::detail::is_nonfinite(c.weight_decay) || !(c.beta1 >= 0.0f && c.beta1 < 1.0f) ||
+      !(c.beta2 >= 0.0f && c.beta2 < 1.0f) || !(c.eps >= 0.0f))
+    return cudaErrorInvalidValue;
+  if (n == 0) return cudaSuccess;
+  if (p == nullptr || g == nullptr || st.m_codes == nullptr || st.v_codes == nullptr || st.m_absmax == nullptr ||
+      st.v_absmax == nullptr)
+    return cudaErrorInvalidValue;
+  const int8_adam_scalars s = int8_adam_scalars_for(c, t);
+  const std::size_t blocks = int8_adam_blocks(n, c.block_size);
+  if (blocks > 0x7FFFFFFFu) return cudaErrorInvalidValue;
+  const dim3 grid(static_cast<unsigned>(blocks));
+  if (c.stochastic) {
+    detail::int8_adam_kernel<true><<<grid, detail::adam_threads, 0, stream>>>(p, g, n, st, c.block_size, s, c.seed, t);
+  } else {
+    detail::int8_adam_kernel<false><<<grid, detail::adam_threads, 0, stream>>>(p, g, n, st, c.block_size, s, c.seed, t);
+  }
+  return cudaGetLastError();
+}
+
+}  // namespace cuda
+QNUM_END_NAMESPACE
