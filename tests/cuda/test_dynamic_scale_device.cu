@@ -1,0 +1,187 @@
+// tests/cuda/test_dynamic_scale_device.cu: the fused dynamic-scale INT8 gradient pass and the INT8
+// Adam step on the GPU equal the host reference bit for bit (codes, residuals, states, parameters).
+#define QNUM_TEST_DEVICE_MAIN
+#include "hd_harness.cuh"
+
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "qnum/cuda/dynamic_scale.cuh"
+#include "qnum/qnum.hpp"
+
+namespace {
+
+__host__ __device__ inline float rnd_float(std::uint64_t seed, std::uint64_t i, float scale) {
+  // a uniform-ish float in (-scale, scale) from 24 random bits
+  const std::uint32_t b = qnum::random_bits(seed, i);
+  return (static_cast<float>(b >> 8) * (1.0f / 8388608.0f) - 1.0f) * scale;
+}
+
+// Element functions: scale update, multipliers, fused element (rne and stochastic), Adam element.
+struct element_all {
+  __host__ __device__ std::uint32_t operator()(std::uint64_t i) const {
+    using namespace qnum;
+    const dynamic_scale_config cfg;
+    const float prev = detail::abs_bits(rnd_float(1, i, 10.0f));
+    const float amax = detail::abs_bits(rnd_float(2, i, (i & 1) ? 1000.0f : 1.0f));
+    const float s = dynamic_scale_update((i & 7) == 0 ? 0.0f : prev, amax, cfg);
+    const int8_multipliers m = int8_multipliers_for(s);
+    const float g = rnd_float(3, i, s * 1.5f);
+    const float r = rnd_float(4, i, s * 0.01f);
+    const int8_element a = quantize_grad_element(g, r, m, rne);
+    const int8_element b = quantize_grad_element(g, r, m, stochastic(random_bits(5, i)));
+    std::uint32_t h = detail::float_to_bits(s);
+    auto mix = [&h](std::uint32_t v) { h = h * 0x9E3779B1u + v; };
+    mix(detail::float_to_bits(m.inv));
+    mix(detail::float_to_bits(m.dq));
+    mix(static_cast<std::uint32_t>(a.code));
+    mix(detail::float_to_bits(a.residual));
+    mix(static_cast<std::uint32_t>(b.code));
+    mix(detail::float_to_bits(b.residual));
+    mix(to_bf16(int8_dequant(a.code, m.dq)));
+    int8_adam_config c;
+    c.weight_decay = 0.1f;
+    const int8_adam_scalars sc = int8_adam_scalars_for_device_safe(c);
+    float p = rnd_float(6, i, 1.0f), mm = rnd_float(7, i, 0.1f), w = detail::abs_bits(rnd_float(8, i, 0.1f));
+    int8_adam_element(p, mm, w, g, sc);
+    mix(detail::float_to_bits(p));
+    mix(detail::float_to_bits(mm));
+    mix(detail::float_to_bits(w));
+    mix(static_cast<std::uint32_t>(int8_adam_m_code(mm, 0.2f, stochastic(random_bits(9, i)))));
+    mix(static_cast<std::uint32_t>(int8_adam_v_code(w, 0.2f, rne)));
+    return h;
+  }
+  // fixed scalars (int8_adam_scalars_for is host-only: it uses double pow)
+  __host__ __device__ static qnum::int8_adam_scalars int8_adam_scalars_for_device_safe(const qnum::int8_adam_config&) {
+    return {0.9f, 0.1f, 0.999f, 0.001f, 3.1e-4f, 3.2e-10f, 0.9999f};
+  }
+};
+
+template <class T>
+T* to_device(const std::vector<T>& v) {
+  T* d = nullptr;
+  REQUIRE(cudaMalloc(&d, v.size() * sizeof(T) + 1) == cudaSuccess);
+  REQUIRE(cudaMemcpy(d, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice) == cudaSuccess);
+  return d;
+}
+template <class T>
+std::vector<T> to_host(const T* d, std::size_t n) {
+  std::vector<T> v(n);
+  REQUIRE(cudaMemcpy(v.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost) == cudaSuccess);
+  return v;
+}
+bool same_states(const std::vector<qnum::dynamic_scale_state>& a, const std::vector<qnum::dynamic_scale_state>& b) {
+  for (std::size_t k = 0; k < a.size(); ++k)
+    if (std::memcmp(&a[k], &b[k], sizeof a[k]) != 0) return false;
+  return true;
+}
+
+template <class Residual>
+void run_steps(const qnum::dynamic_scale_config& cfg, std::size_t n, std::size_t gs) {
+  const std::size_t groups = gs == 0 ? 1 : n / gs;
+  std::vector<qnum::dynamic_scale_state> st_h(groups);
+  std::vector<std::int8_t> q_h(n);
+  std::vector<Residual> r_h(n, Residual{0});
+  auto* st_d = to_device(st_h);
+  auto* q_d = to_device(q_h);
+  auto* r_d = to_device(r_h);
+  void* scratch = nullptr;
+  REQUIRE(cudaMalloc(&scratch, qnum::cuda::dynamic_scale_scratch_bytes(groups)) == cudaSuccess);
+  float* g_d = nullptr;
+  REQUIRE(cudaMalloc(&g_d, n * sizeof(float)) == cudaSuccess);
+  for (int t = 0; t < 12; ++t) {
+    std::vector<float> g(n);
+    const float mag = t == 4 ? 500.0f : (t == 7 ? 0.0f : 1.0f);  // a spike and a zero gradient
+    for (std::size_t i = 0; i < n; ++i) g[i] = rnd_float(100 + t, i, mag) * ((i / 1000) % 2 ? 1e-3f : 1.0f);
+    if (t == 9) g[n / 3] = NAN;  // a non-finite step
+    REQUIRE(cudaMemcpy(g_d, g.data(), n * sizeof(float), cudaMemcpyHostToDevice) == cudaSuccess);
+    const qnum::dq_status sh = qnum::quantize_gradient_int8(g.data(), q_h.data(), r_h.data(), n, gs, st_h.data(), cfg);
+    REQUIRE(qnum::cuda::launch_quantize_gradient_int8(g_d, q_d, r_d, n, gs, st_d, scratch, cfg) == cudaSuccess);
+    qnum::cuda::dynamic_scale_scratch_header hdr;
+    REQUIRE(cudaMemcpy(&hdr, scratch, sizeof hdr, cudaMemcpyDeviceToHost) == cudaSuccess);
+    CHECK(qnum::cuda::dynamic_scale_status(hdr) == sh);
+    CHECK(to_host(q_d, n) == q_h);
+    const auto r_dev = to_host(r_d, n);
+    CHECK(std::memcmp(r_dev.data(), r_h.data(), n * sizeof(Residual)) == 0);
+    CHECK(same_states(to_host(st_d, groups), st_h));
+    // dequantization
+    std::vector<std::uint16_t> out_h(n);
+    std::uint16_t* out_d = nullptr;
+    REQUIRE(cudaMalloc(&out_d, n * 2) == cudaSuccess);
+    qnum::dequantize_gradient_int8(q_h.data(), n, gs, st_h.data(), out_h.data(), qnum::dequant_dtype::bf16);
+    REQUIRE(qnum::cuda::launch_dequantize_gradient_int8(q_d, n, gs, st_d, out_d, qnum::dequant_dtype::bf16) ==
+            cudaSuccess);
+    CHECK(to_host(out_d, n) == out_h);
+    cudaFree(out_d);
+  }
+  cudaFree(st_d);
+  cudaFree(q_d);
+  cudaFree(r_d);
+  cudaFree(scratch);
+  cudaFree(g_d);
+}
+
+}  // namespace
+
+TEST_CASE("element functions: host == device") {
+  CHECK(qtest::host_device_mismatches("dynamic_scale elements", element_all{}, 1u << 20) == 0);
+}
+
+TEST_CASE("fused INT8 gradient pass: host == device over steps with a spike, a zero and a NaN step") {
+  const std::size_t n = 3 * 4096;
+  for (int variant = 0; variant < 8; ++variant) {
+    qnum::dynamic_scale_config cfg;
+    cfg.timing = (variant & 1) ? qnum::scale_timing::current : qnum::scale_timing::delayed;
+    cfg.on_nonfinite = (variant & 2) ? qnum::nonfinite_policy::zero_elements : qnum::nonfinite_policy::skip_step;
+    cfg.stochastic = (variant & 4) != 0;
+    cfg.seed = 42;
+    CAPTURE(variant);
+    run_steps<float>(cfg, n, 0);
+    run_steps<float>(cfg, n, 1024);
+    run_steps<std::uint16_t>(cfg, n, 0);
+  }
+}
+
+TEST_CASE("INT8 Adam step: host == device") {
+  for (int sr = 0; sr < 2; ++sr) {
+    const std::size_t n = 5000;
+    qnum::int8_adam_config c;
+    c.stochastic = sr != 0;
+    c.seed = 9;
+    c.weight_decay = 0.01f;
+    const std::size_t nb = qnum::int8_adam_blocks(n, c.block_size);
+    std::vector<float> p(n), ma(nb, 0.0f), va(nb, 0.0f);
+    std::vector<std::int8_t> m(n, 0);
+    std::vector<std::uint8_t> v(n, 0);
+    for (std::size_t i = 0; i < n; ++i) p[i] = rnd_float(1, i, 1.0f);
+    float* p_d = to_device(p);
+    auto* m_d = to_device(m);
+    auto* v_d = to_device(v);
+    float* ma_d = to_device(ma);
+    float* va_d = to_device(va);
+    float* g_d = nullptr;
+    REQUIRE(cudaMalloc(&g_d, n * sizeof(float)) == cudaSuccess);
+    for (std::uint64_t t = 1; t <= 6; ++t) {
+      std::vector<float> g(n);
+      for (std::size_t i = 0; i < n; ++i) g[i] = rnd_float(10 + t, i, 1.0f) * ((i / 256) % 3 == 0 ? 1e-3f : 1.0f);
+      if (t == 3) g[7] = INFINITY;
+      REQUIRE(cudaMemcpy(g_d, g.data(), n * sizeof(float), cudaMemcpyHostToDevice) == cudaSuccess);
+      REQUIRE(qnum::int8_adam_step(p.data(), g.data(), n, {m.data(), v.data(), ma.data(), va.data()}, c, t) ==
+              qnum::dq_status::ok);
+      REQUIRE(qnum::cuda::launch_int8_adam_step(p_d, g_d, n, {m_d, v_d, ma_d, va_d}, c, t) == cudaSuccess);
+      CHECK(std::memcmp(to_host(p_d, n).data(), p.data(), n * 4) == 0);
+      CHECK(to_host(m_d, n) == m);
+      CHECK(to_host(v_d, n) == v);
+      CHECK(std::memcmp(to_host(ma_d, nb).data(), ma.data(), nb * 4) == 0);
+      CHECK(std::memcmp(to_host(va_d, nb).data(), va.data(), nb * 4) == 0);
+    }
+    cudaFree(p_d);
+    cudaFree(m_d);
+    cudaFree(v_d);
+    cudaFree(ma_d);
+    cudaFree(va_d);
+    cudaFree(g_d);
+  }
+}
