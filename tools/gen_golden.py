@@ -11,6 +11,7 @@ Sections:
            and round-to-nearest-even non-saturating encodes of all bf16 and fp16 bit patterns plus
            the float32 neighbours of every midpoint between adjacent codes.
   philox   Philox4x32-10 known-answer vectors (randomgen's Philox(number=4, width=32)).
+  layouts  bit-packing layouts: compressed-tensors, gguf-py, torchao, GPTQ/AWQ/Marlin (see layouts()).
 """
 import argparse
 import os
@@ -114,7 +115,176 @@ def philox(out):
     print("wrote", path)
 
 
+def _line(kind, *groups):
+    """One golden record: kind | group | group ... (each group: space-separated decimal integers)."""
+    return kind + " | " + " | ".join(" ".join(str(int(v)) for v in np.asarray(g).ravel()) for g in groups)
+
+
+def layouts(out):
+    """Packing layouts. Real references: compressed-tensors pack_to_int32/unpack_from_int32 and
+    PackedQuantizationCompressor.compress, gguf-py quants (bit-exact with ggml's C reference, Q4_0/Q4_1
+    unfused float32), torchao pack_uint4. GPTQ/AWQ/Marlin: vLLM cannot be installed here, so those
+    records come from an independent numpy statement of the layouts documented in vLLM's source
+    (vllm-project/vllm @04aa528e, vllm/model_executor/layers/quantization/utils/quant_utils.py
+    pack_rows/pack_cols/awq_pack, marlin_utils_test.py marlin_permute_weights/marlin_weights/
+    get_weight_perm, marlin_utils.py get_scale_perms/marlin_permute_scales), written here as reshape/
+    permute steps; qnum's C++ computes each output word by direct index arithmetic.
+    """
+    import torch
+    import gguf
+    import compressed_tensors
+    from compressed_tensors.compressors.pack_quantized.helpers import pack_to_int32, unpack_from_int32
+
+    rng = np.random.default_rng(20260612)
+    lines = []
+    unpack_fails = []
+
+    # 1. compressed-tensors dense packing, 1..8 bits, packed_dim 0 and 1, odd shapes.
+    for bits in range(1, 9):
+        for dim in (0, 1):
+            for rows, cols in ((3, 13), (1, 37), (5, 8), (7, 1), (2, 64), (9, 33)):
+                lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+                q = rng.integers(lo, hi + 1, size=(rows, cols)).astype(np.int8)
+                w = pack_to_int32(torch.from_numpy(q), bits, packed_dim=dim)
+                try:
+                    back = unpack_from_int32(w, bits, torch.Size((rows, cols)), packed_dim=dim)
+                    assert torch.equal(back, torch.from_numpy(q))
+                except RuntimeError:
+                    # compressed-tensors 0.20's 4-bit fast path (.view(uint8)) rejects some packed_dim=0
+                    # shapes; the packing itself is unaffected. Round trip then checked in C++ only.
+                    unpack_fails.append((bits, dim, rows, cols))
+                lines.append(_line("ctpack", [bits, dim, rows, cols, w.shape[0], w.shape[1]], q,
+                                   w.numpy().view(np.uint32)))
+
+    # 2. PackedQuantizationCompressor.compress on W4A16 g32 symmetric and g128 asymmetric.
+    from compressed_tensors.compressors.pack_quantized.base import PackedQuantizationCompressor
+    from compressed_tensors.quantization import QuantizationScheme, QuantizationArgs
+    from compressed_tensors.quantization.lifecycle.forward import quantize
+    for n, k, g, sym in ((10, 96, 32, True), (12, 256, 128, False), (1, 64, 32, True), (9, 128, 128, False)):
+        args = QuantizationArgs(num_bits=4, type="int", strategy="group", group_size=g, symmetric=sym)
+        scheme = QuantizationScheme(targets=["Linear"], weights=args)
+        w = torch.from_numpy(rng.standard_normal((n, k)).astype(np.float32)).to(torch.bfloat16)
+        wg = w.float().reshape(n, k // g, g)
+        if sym:
+            scale = (wg.abs().amax(-1) / 7.5).to(torch.bfloat16)
+            zp = torch.zeros(n, k // g, dtype=torch.int8)
+        else:
+            mn = torch.clamp(wg.amin(-1), max=0)
+            mx = torch.clamp(wg.amax(-1), min=0)
+            scale = ((mx - mn) / 15).to(torch.bfloat16)
+            zp = torch.round(torch.clamp(-8 - mn / scale.float(), -8, 7)).to(torch.int8)
+        sd = {"weight": w, "weight_scale": scale, "weight_zero_point": zp}
+        comp = PackedQuantizationCompressor.compress(sd, scheme)
+        codes = quantize(x=w, scale=scale, zero_point=zp, args=args, dtype=torch.int8)
+        wzp = comp.get("weight_zero_point")
+        lines.append(_line("ctcompress", [n, k, g, 1 if sym else 0], codes.numpy(), zp.numpy(),
+                           comp["weight_packed"].numpy().view(np.uint32),
+                           (wzp.numpy().view(np.uint32) if wzp is not None else []),
+                           comp["weight_shape"].numpy(), list(comp["weight_packed"].shape) +
+                           (list(wzp.shape) if wzp is not None else [])))
+
+    # 3. gguf-py Q4_0 / Q4_1 / Q8_0 quantize + dequantize.
+    blocks = [rng.standard_normal(32 * 64).astype(np.float32)]
+    special = np.zeros((8, 32), dtype=np.float32)
+    special[1] = rng.standard_normal(32); special[1][5] = -4.0            # negative extreme
+    special[2] = rng.standard_normal(32); special[2][17] = 4.0            # positive extreme
+    special[3] = np.linspace(-1, 1, 32)                                    # ties in x*id
+    special[4] = np.full(32, 0.5); special[4][0] = -1.0; special[4][16] = 0.9
+    special[5] = rng.standard_normal(32) * 1e-38                           # subnormal-ish scales
+    special[6] = rng.standard_normal(32) * 60000.0                         # large, fp16 scale fits
+    special[7] = np.arange(32, dtype=np.float32) - 16                      # integers
+    blocks.append(special.ravel())
+    blocks.append(np.round(rng.standard_normal(32 * 16) * 8).astype(np.float32) / 8)  # many exact ties
+    x = np.concatenate(blocks).astype(np.float32)
+    for name, qt in (("q4_0", gguf.GGMLQuantizationType.Q4_0), ("q4_1", gguf.GGMLQuantizationType.Q4_1),
+                     ("q8_0", gguf.GGMLQuantizationType.Q8_0)):
+        qb = gguf.quants.quantize(x.reshape(-1, 32), qt)
+        dq = gguf.quants.dequantize(qb, qt).astype(np.float32).ravel()
+        lines.append(_line("gguf_" + name, [len(x)], x.view(np.uint32), qb.ravel(), dq.view(np.uint32)))
+
+    # 4. torchao pack_uint4 (element 2i low nibble).
+    try:
+        from torchao.prototype.mx_formats.kernels import pack_uint4
+        c = rng.integers(0, 16, size=(4, 14)).astype(np.uint8)
+        pb = pack_uint4(torch.from_numpy(c)).numpy()
+        lines.append(_line("torchao_pack_uint4", [4, 14], c, pb.ravel()))
+    except ImportError as e:
+        print("torchao pack_uint4 not importable:", e)
+
+    # 5. GPTQ / AWQ / Marlin (documented layout, independent numpy statement; see docstring).
+    def pack_along_rows(qkn, bits):  # [K, N] -> [K*bits/32, N], row 8r+j -> field j (pack_rows)
+        pf = 32 // bits
+        out = np.zeros((qkn.shape[0] // pf, qkn.shape[1]), dtype=np.uint32)
+        for j in range(pf):
+            out |= qkn[j::pf, :].astype(np.uint32) << np.uint32(bits * j)
+        return out
+
+    def pack_along_cols(a, bits):  # [R, C] -> [R, C*bits/32], col 8c+j -> field j (pack_cols)
+        pf = 32 // bits
+        out = np.zeros((a.shape[0], a.shape[1] // pf), dtype=np.uint32)
+        for j in range(pf):
+            out |= a[:, j::pf].astype(np.uint32) << np.uint32(bits * j)
+        return out
+
+    for n, k, g, bits in ((16, 64, 32, 4), (8, 8, 8, 4), (24, 128, 128, 4), (16, 32, 16, 2), (8, 16, 8, 8)):
+        q = rng.integers(0, 1 << bits, size=(n, k)).astype(np.uint8)          # [N, K] stored codes
+        z = rng.integers(1, 1 << bits, size=(n, k // g)).astype(np.uint8)     # [N, G] zeros (>=1 for v1)
+        qweight = pack_along_rows(q.T, bits)
+        qzeros_v1 = pack_along_cols((z.T - 1), bits)
+        qzeros_v2 = pack_along_cols(z.T, bits)
+        lines.append(_line("gptq", [n, k, g, bits], q, z, qweight, qzeros_v1, qzeros_v2))
+        if bits == 4:
+            inter = np.array([0, 2, 4, 6, 1, 3, 5, 7])
+            qa = q.T.reshape(-1, 8)[:, inter].reshape(k, n)                     # awq_pack
+            za = z.T.reshape(-1, 8)[:, inter].reshape(k // g, n)
+            lines.append(_line("awq", [n, k, g], q, z, pack_along_cols(qa, 4), pack_along_cols(za, 4)))
+
+    def marlin_perm():
+        perm = []
+        for i in range(32):
+            perm1 = []
+            col = i // 4
+            for block in (0, 1):
+                for row in (2 * (i % 4), 2 * (i % 4) + 1, 2 * (i % 4 + 4), 2 * (i % 4 + 4) + 1):
+                    perm1.append(16 * row + col + 8 * block)
+            for j in range(4):
+                perm.extend(p + 256 * j for p in perm1)
+        perm = np.array(perm).reshape(-1, 8)[:, [0, 2, 4, 6, 1, 3, 5, 7]].ravel()
+        return perm
+
+    def marlin_weights(qkn):
+        kk, nn = qkn.shape
+        t = qkn.reshape(kk // 16, 16, nn // 16, 16).transpose(0, 2, 1, 3).reshape(kk // 16, nn * 16)
+        perm = marlin_perm()
+        t = t.reshape(-1, perm.size)[:, perm].reshape(t.shape)
+        return pack_along_cols(t, 4)
+
+    scale_perm = [i + 8 * j for i in range(8) for j in range(8)]
+    scale_single = [2 * i + j for i in range(4) for j in (0, 1, 8, 9, 16, 17, 24, 25)]
+    for n, k, g in ((64, 16, -1), (128, 64, 32), (64, 256, 128), (192, 32, 16)):
+        q = rng.integers(0, 16, size=(n, k)).astype(np.uint8)
+        groups = 1 if g == -1 else k // g
+        s = rng.integers(0, 1 << 16, size=(n, groups)).astype(np.uint16)    # opaque 16-bit scales
+        st = s.T.copy()                                                      # [G, N] as Marlin takes
+        if g != -1 and g < k:
+            sp = st.reshape(-1, 64)[:, scale_perm].reshape(-1, n)
+        else:
+            sp = st.reshape(-1, 32)[:, scale_single].reshape(-1, n)
+        lines.append(_line("marlin", [n, k, g], q, marlin_weights(q.T.copy()), s, sp))
+
+    if unpack_fails:
+        print("unpack_from_int32 raised for (bits, dim, rows, cols):", unpack_fails)
+    path = os.path.join(out, "layouts_golden.txt")
+    with open(path, "w") as f:
+        f.write("# generated by tools/gen_golden.py (layouts) from compressed-tensors %s, gguf %s, torch %s\n"
+                % (compressed_tensors.__version__, getattr(gguf, "__version__", "0.19"), torch.__version__))
+        f.write("# record: kind | params | arrays ... (decimal; floats as uint32 bits)\n")
+        f.write("\n".join(lines) + "\n")
+    print("wrote", path, os.path.getsize(path), "bytes")
+
+
 SECTIONS = {"codecs": codecs, "philox": philox}
+SECTIONS["layouts"] = layouts
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()

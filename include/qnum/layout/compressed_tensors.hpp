@@ -1,0 +1,86 @@
+// qnum/layout/compressed_tensors.hpp: compressed-tensors "pack-quantized" tensors (W4A16 and other
+// int 1..8-bit group schemes) built from already-computed signed codes and signed zero points.
+//
+// What SGLang/vLLM load (names, dtypes, shapes; N = out_features, K = in_features, G = ceil(K/g)):
+//   weight_packed      int32  [N, ceil(K*bits/32)]  codes along K, offset-binary (q + 2^(bits-1)),
+//                                                  element k of a row at bit k*bits (pack_to_int32,
+//                                                  packed_dim=1); int4: 8 per word, nibble k%8.
+//   weight_scale       scale dtype (bf16/fp16/fp32) [N, G]   (copied as given: no transform here)
+//   weight_zero_point  int32  [ceil(N*bits/32), G]  asymmetric only: signed zero points (quantized in
+//                                                  the signed domain, [-8,7] for int4) packed along N
+//                                                  (pack_to_int32, packed_dim=0), offset-binary
+//   weight_shape       int32  [2] = {N, K}
+// Dequantization (compressed-tensors): w = (q - zp) * scale, zp = 0 when symmetric.
+#pragma once
+
+#include <cstdint>
+
+#include "qnum/config.hpp"
+#include "qnum/pack.hpp"
+
+QNUM_BEGIN_NAMESPACE
+
+// Shapes of the tensors of one pack-quantized weight. group = -1 means one group per row (channel).
+struct ct_pack_quantized_shape {
+  std::int64_t n = 0, k = 0, group = 0, groups = 0;
+  int bits = 0;
+  std::int64_t packed_rows = 0, packed_cols = 0;  // weight_packed [n, ceil(k*bits/32)]
+  std::int64_t scale_rows = 0, scale_cols = 0;    // weight_scale [n, groups]
+  std::int64_t zp_rows = 0, zp_cols = 0;          // weight_zero_point [ceil(n*bits/32), groups]
+};
+
+// Fills `out` for an [n, k] weight with `bits`-bit codes and group size `group` (> 0, or -1 for
+// channel-wise). groups = ceil(k/group): a ragged last group is allowed (compressed-tensors pads).
+inline pack_status ct_pack_quantized_layout(std::int64_t n, std::int64_t k, int bits, std::int64_t group,
+                                            ct_pack_quantized_shape* out) {
+  if (out == nullptr) return pack_status::null_pointer;
+  if (bits < 1 || bits > 8) return pack_status::bad_bits;
+  if (n < 0 || k < 0) return pack_status::bad_shape;
+  if (group == 0 || group < -1) return pack_status::bad_group;
+  ct_pack_quantized_shape s;
+  s.n = n;
+  s.k = k;
+  s.bits = bits;
+  s.group = group;
+  s.groups = group == -1 ? (k > 0 ? 1 : 0) : (k + group - 1) / group;
+  s.packed_rows = n;
+  s.packed_cols = packed_words(k, bits);
+  s.scale_rows = n;
+  s.scale_cols = s.groups;
+  s.zp_rows = packed_words(n, bits);
+  s.zp_cols = s.groups;
+  *out = s;
+  return pack_status::ok;
+}
+
+// weight_packed from signed codes q[n, k] in [-2^(bits-1), 2^(bits-1)-1] (row-major).
+inline pack_status ct_pack_weight(const std::int8_t* q, std::int64_t n, std::int64_t k, int bits,
+                                  std::uint32_t* weight_packed) {
+  return pack_int32(q, n, k, bits, packed_dim::cols, weight_packed);
+}
+// Inverse: q[n, k] from weight_packed.
+inline pack_status ct_unpack_weight(const std::uint32_t* weight_packed, std::int64_t n, std::int64_t k, int bits,
+                                    std::int8_t* q) {
+  return unpack_int32(weight_packed, n, k, bits, packed_dim::cols, q);
+}
+// weight_zero_point from signed zero points zp[n, groups] (row-major, same orientation as
+// weight_scale): int32 [ceil(n*bits/32), groups], packed along n.
+inline pack_status ct_pack_zero_point(const std::int8_t* zp, std::int64_t n, std::int64_t groups, int bits,
+                                      std::uint32_t* weight_zero_point) {
+  return pack_int32(zp, n, groups, bits, packed_dim::rows, weight_zero_point);
+}
+// Inverse: zp[n, groups] from weight_zero_point.
+inline pack_status ct_unpack_zero_point(const std::uint32_t* weight_zero_point, std::int64_t n, std::int64_t groups,
+                                        int bits, std::int8_t* zp) {
+  return unpack_int32(weight_zero_point, n, groups, bits, packed_dim::rows, zp);
+}
+// weight_shape = {n, k} as int32 (bad_shape when either does not fit int32).
+inline pack_status ct_weight_shape(std::int64_t n, std::int64_t k, std::int32_t* weight_shape) {
+  if (weight_shape == nullptr) return pack_status::null_pointer;
+  if (n < 0 || k < 0 || n > 0x7FFFFFFF || k > 0x7FFFFFFF) return pack_status::bad_shape;
+  weight_shape[0] = static_cast<std::int32_t>(n);
+  weight_shape[1] = static_cast<std::int32_t>(k);
+  return pack_status::ok;
+}
+
+QNUM_END_NAMESPACE

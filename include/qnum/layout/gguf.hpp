@@ -1,0 +1,195 @@
+// qnum/layout/gguf.hpp: GGUF/ggml blocks Q4_0, Q4_1, Q8_0, quantized and dequantized with ggml's
+// reference formulas (ggml-quants.c quantize_row_*_ref / dequantize_row_*), bit for bit.
+//
+// Blocks run along a row (contiguous K), 32 elements each; the row length must be a multiple of 32.
+//   Q4_0 (18 bytes): fp16 d, u8 qs[16]; qs[j] = nib[j] | nib[j+16] << 4 (first half = low nibbles)
+//   Q4_1 (20 bytes): fp16 d, fp16 m, u8 qs[16]; same nibble layout
+//   Q8_0 (34 bytes): fp16 d, i8 qs[32]
+// fp16 = IEEE RNE (to_fp16), little-endian. The multiplier id is computed from the fp32 d.
+//
+// FMA: ggml's Q4_0/Q4_1 reference computes trunc(x*id + 8.5f) (Q4_1: (x-min)*id + 0.5f); a compiler
+// that contracts x*id + 8.5f into one FMA changes a few codes. qnum rounds every step separately
+// (no contraction, on host and device), which equals ggml built with -ffp-contract=off or for a
+// target without FMA, and gguf-py 0.19's numpy emulation (float32, unfused) — the golden vectors come
+// from gguf-py. Q4_1 dequantization is nib*d + m with the product rounded first (gguf-py; the C
+// reference may contract it). Q8_0 rounds x*id half away from zero (roundf), exact in both.
+//
+// Edge behaviour (ggml's, made explicit): a block of zeros gives d = 0 and every code 8 (Q4_0) /
+// 0 (Q4_1, Q8_0). When d is so small that id = 1/d overflows to Inf, x*id is Inf or NaN; such a value
+// converts to the code of integer 0 (x86 cvttss2si then truncation, what ggml does on x86-64).
+// NaN/Inf inputs -> non_finite, nothing written. A finite block whose d or m overflows fp16 is still
+// written exactly as ggml writes it (Inf scale) and the function returns scale_overflow.
+#pragma once
+
+#include <cstdint>
+
+#include "qnum/codec.hpp"
+#include "qnum/config.hpp"
+#include "qnum/detail/bits.hpp"
+#include "qnum/detail/fp_rn.hpp"
+#include "qnum/pack.hpp"
+
+QNUM_BEGIN_NAMESPACE
+
+enum class gguf_type : int { q4_0 = 2, q4_1 = 3, q8_0 = 8 };  // values = GGMLQuantizationType
+
+inline constexpr int gguf_block_size = 32;
+
+// Bytes of one 32-element block.
+QNUM_HD constexpr int gguf_block_bytes(gguf_type t) { return t == gguf_type::q4_0 ? 18 : t == gguf_type::q4_1 ? 20 : 34; }
+
+// Bytes of n elements (n a multiple of 32), -1 otherwise.
+QNUM_HD constexpr std::int64_t gguf_row_bytes(gguf_type t, std::int64_t n) {
+  return (n < 0 || n % gguf_block_size != 0) ? -1 : n / gguf_block_size * gguf_block_bytes(t);
+}
+
+namespace detail {
+// C's (int8_t)(float v) as compiled for x86-64 (cvttss2si to int32, keep the low byte): truncation
+// toward zero; NaN and |v| >= 2^31 give int32 0x80000000 whose low byte is 0.
+QNUM_HD std::int32_t ggml_trunc_i8(float v) {
+  if (!(v > -2147483648.0f && v < 2147483648.0f)) return 0;
+  return static_cast<std::int32_t>(static_cast<std::int8_t>(static_cast<std::int32_t>(v) & 0xFF));
+}
+// C's roundf then (int8_t): half away from zero, exact (no |v|+0.5 rounding error).
+QNUM_HD std::int32_t ggml_roundf_i8(float v) {
+  if (!(v > -2147483648.0f && v < 2147483648.0f)) return 0;
+  const float a = abs_bits(v);
+  const std::int32_t t = static_cast<std::int32_t>(a);      // floor(|v|)
+  const float frac = a - static_cast<float>(t);              // exact (Sterbenz / integer part)
+  std::int64_t r = t + (frac >= 0.5f ? 1 : 0);
+  if (v < 0) r = -r;
+  return static_cast<std::int32_t>(static_cast<std::int8_t>(static_cast<std::uint32_t>(r) & 0xFFu));
+}
+QNUM_HD void put_u16(std::uint8_t* p, std::uint16_t v) {
+  p[0] = static_cast<std::uint8_t>(v & 0xFF);
+  p[1] = static_cast<std::uint8_t>(v >> 8);
+}
+QNUM_HD std::uint16_t get_u16(const std::uint8_t* p) { return static_cast<std::uint16_t>(p[0] | (p[1] << 8)); }
+QNUM_HD bool fp16_is_inf(std::uint16_t h) { return (h & 0x7FFFu) == 0x7C00u; }
+}  // namespace detail
+
+// One Q4_0 block from x[32] into out[18] (ggml quantize_row_q4_0_ref). Returns true when the fp16 d
+// overflowed (written as Inf, as ggml does).
+QNUM_HD bool gguf_quantize_block_q4_0(const float* x, std::uint8_t* out) {
+  float amax = 0.0f, max = 0.0f;
+  for (int j = 0; j < 32; ++j) {
+    const float a = detail::abs_bits(x[j]);
+    if (amax < a) {
+      amax = a;
+      max = x[j];
+    }
+  }
+  const float d = detail::div_rn(max, -8.0f);
+  const float id = d != 0.0f ? detail::div_rn(1.0f, d) : 0.0f;
+  const std::uint16_t dh = to_fp16(d);
+  detail::put_u16(out, dh);
+  for (int j = 0; j < 16; ++j) {
+    const std::int32_t a = detail::ggml_trunc_i8(detail::add_rn(detail::mul_rn(x[j], id), 8.5f));
+    const std::int32_t b = detail::ggml_trunc_i8(detail::add_rn(detail::mul_rn(x[j + 16], id), 8.5f));
+    const std::uint32_t q0 = static_cast<std::uint8_t>(a < 15 ? a : 15);
+    const std::uint32_t q1 = static_cast<std::uint8_t>(b < 15 ? b : 15);
+    out[2 + j] = static_cast<std::uint8_t>(q0 | (q1 << 4));  // ggml: qs = xi0; qs |= xi1 << 4 (uint8)
+  }
+  return detail::fp16_is_inf(dh);
+}
+// One Q4_0 block -> y[32]: (nib - 8) * d (one exact-integer multiply).
+QNUM_HD void gguf_dequantize_block_q4_0(const std::uint8_t* in, float* y) {
+  const float d = from_fp16(detail::get_u16(in));
+  for (int j = 0; j < 16; ++j) {
+    y[j] = static_cast<float>(static_cast<std::int32_t>(in[2 + j] & 0xF) - 8) * d;
+    y[j + 16] = static_cast<float>(static_cast<std::int32_t>(in[2 + j] >> 4) - 8) * d;
+  }
+}
+
+// One Q4_1 block (ggml quantize_row_q4_1_ref): d = (max-min)/15, m = min, nib = min(15, trunc((x-min)*id + 0.5)).
+QNUM_HD bool gguf_quantize_block_q4_1(const float* x, std::uint8_t* out) {
+  float min = 3.40282347e38f, max = -3.40282347e38f;
+  for (int j = 0; j < 32; ++j) {
+    if (x[j] < min) min = x[j];
+    if (x[j] > max) max = x[j];
+  }
+  const float d = detail::div_rn(detail::sub_rn(max, min), 15.0f);
+  const float id = d != 0.0f ? detail::div_rn(1.0f, d) : 0.0f;
+  const std::uint16_t dh = to_fp16(d), mh = to_fp16(min);
+  detail::put_u16(out, dh);
+  detail::put_u16(out + 2, mh);
+  for (int j = 0; j < 16; ++j) {
+    const std::int32_t a = detail::ggml_trunc_i8(detail::add_rn(detail::mul_rn(detail::sub_rn(x[j], min), id), 0.5f));
+    const std::int32_t b =
+        detail::ggml_trunc_i8(detail::add_rn(detail::mul_rn(detail::sub_rn(x[j + 16], min), id), 0.5f));
+    const std::uint32_t q0 = static_cast<std::uint8_t>(a < 15 ? a : 15);
+    const std::uint32_t q1 = static_cast<std::uint8_t>(b < 15 ? b : 15);
+    out[4 + j] = static_cast<std::uint8_t>(q0 | (q1 << 4));
+  }
+  return detail::fp16_is_inf(dh) || detail::fp16_is_inf(mh);
+}
+// One Q4_1 block -> y[32]: fl(fl(nib * d) + m).
+QNUM_HD void gguf_dequantize_block_q4_1(const std::uint8_t* in, float* y) {
+  const float d = from_fp16(detail::get_u16(in));
+  const float m = from_fp16(detail::get_u16(in + 2));
+  for (int j = 0; j < 16; ++j) {
+    y[j] = detail::add_rn(detail::mul_rn(static_cast<float>(in[4 + j] & 0xF), d), m);
+    y[j + 16] = detail::add_rn(detail::mul_rn(static_cast<float>(in[4 + j] >> 4), d), m);
+  }
+}
+
+// One Q8_0 block (ggml quantize_row_q8_0_ref): d = amax/127, q = roundf(x*id) (half away from zero).
+QNUM_HD bool gguf_quantize_block_q8_0(const float* x, std::uint8_t* out) {
+  float amax = 0.0f;
+  for (int j = 0; j < 32; ++j) {
+    const float a = detail::abs_bits(x[j]);
+    amax = amax < a ? a : amax;
+  }
+  const float d = detail::div_rn(amax, 127.0f);
+  const float id = d != 0.0f ? detail::div_rn(1.0f, d) : 0.0f;
+  const std::uint16_t dh = to_fp16(d);
+  detail::put_u16(out, dh);
+  for (int j = 0; j < 32; ++j)
+    out[2 + j] = static_cast<std::uint8_t>(static_cast<std::uint32_t>(detail::ggml_roundf_i8(detail::mul_rn(x[j], id))) & 0xFFu);
+  return detail::fp16_is_inf(dh);
+}
+// One Q8_0 block -> y[32]: q * d.
+QNUM_HD void gguf_dequantize_block_q8_0(const std::uint8_t* in, float* y) {
+  const float d = from_fp16(detail::get_u16(in));
+  for (int j = 0; j < 32; ++j) y[j] = static_cast<float>(static_cast<std::int8_t>(in[2 + j])) * d;
+}
+
+// n floats (n a multiple of 32, else bad_shape) -> gguf_row_bytes(t, n) bytes. Any NaN/Inf input ->
+// non_finite, nothing written. Returns scale_overflow (after writing every block) when some block's
+// fp16 scale overflowed.
+inline pack_status gguf_quantize(gguf_type t, const float* x, std::int64_t n, std::uint8_t* out) {
+  if (t != gguf_type::q4_0 && t != gguf_type::q4_1 && t != gguf_type::q8_0) return pack_status::bad_bits;
+  if (n < 0 || n % gguf_block_size != 0) return pack_status::bad_shape;
+  if (n == 0) return pack_status::ok;
+  if (x == nullptr || out == nullptr) return pack_status::null_pointer;
+  for (std::int64_t i = 0; i < n; ++i)
+    if (detail::is_nonfinite(x[i])) return pack_status::non_finite;
+  bool overflow = false;
+  const int bb = gguf_block_bytes(t);
+  for (std::int64_t b = 0; b < n / gguf_block_size; ++b) {
+    const float* xb = x + b * gguf_block_size;
+    std::uint8_t* ob = out + b * bb;
+    overflow |= t == gguf_type::q4_0 ? gguf_quantize_block_q4_0(xb, ob)
+                : t == gguf_type::q4_1 ? gguf_quantize_block_q4_1(xb, ob)
+                                       : gguf_quantize_block_q8_0(xb, ob);
+  }
+  return overflow ? pack_status::scale_overflow : pack_status::ok;
+}
+// gguf_row_bytes(t, n) bytes -> n floats (n a multiple of 32).
+inline pack_status gguf_dequantize(gguf_type t, const std::uint8_t* in, std::int64_t n, float* y) {
+  if (t != gguf_type::q4_0 && t != gguf_type::q4_1 && t != gguf_type::q8_0) return pack_status::bad_bits;
+  if (n < 0 || n % gguf_block_size != 0) return pack_status::bad_shape;
+  if (n == 0) return pack_status::ok;
+  if (in == nullptr || y == nullptr) return pack_status::null_pointer;
+  const int bb = gguf_block_bytes(t);
+  for (std::int64_t b = 0; b < n / gguf_block_size; ++b) {
+    const std::uint8_t* ib = in + b * bb;
+    float* yb = y + b * gguf_block_size;
+    if (t == gguf_type::q4_0) gguf_dequantize_block_q4_0(ib, yb);
+    else if (t == gguf_type::q4_1) gguf_dequantize_block_q4_1(ib, yb);
+    else gguf_dequantize_block_q8_0(ib, yb);
+  }
+  return pack_status::ok;
+}
+
+QNUM_END_NAMESPACE

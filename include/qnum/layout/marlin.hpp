@@ -1,0 +1,127 @@
+// qnum/layout/marlin.hpp: Marlin's tiled INT4 weight layout (what vLLM/SGLang gptq_marlin_repack
+// writes) and marlin_permute_scales, so an engine can take Marlin-ready tensors without repacking.
+//
+// Source read (vllm-project/vllm, marlin_utils_test.py @04aa528e: marlin_permute_weights,
+// marlin_weights, get_weight_perm; marlin_utils.py: get_scale_perms, marlin_permute_scales), 16-bit
+// activations (is_a_8bit = false), 4-bit codes, no act-order:
+//   1. view the [K, N] codes as 16x16 tiles, tile-major: row K/16, column (n/16)*256 + (k%16)*16 + n%16
+//   2. within each chunk of 1024 columns (four 16x16 tiles = one 16x64 Marlin tile) take the columns
+//      in the order `marlin_weight_perm()` (the mma.m16n8k16 B-fragment order, with the 0,2,4,6,1,3,5,7
+//      interleave of each 8 folded in)
+//   3. pack 8 consecutive values per int32, value i at bits 4i -> output int32 [K/16, 2N].
+// Requires K % 16 == 0 and N % 64 == 0 (the repack's tile; vLLM layers additionally need K % 128).
+// Scales: grouped (group < K, group != -1) -> each run of 64 values of the [G, N] array is permuted by
+// scale_perm[8i+j] = i + 8j; channel-wise -> runs of 32 by single[8i+j] = 2i + {0,1,8,9,16,17,24,25}[j].
+#pragma once
+
+#include <cstdint>
+
+#include "qnum/config.hpp"
+#include "qnum/pack.hpp"
+
+QNUM_BEGIN_NAMESPACE
+
+struct marlin_perm_table {
+  int v[1024];
+};
+
+// get_weight_perm(4) for 16-bit activations: output position p of a 1024-chunk takes input column v[p].
+inline const marlin_perm_table& marlin_weight_perm() {
+  static const marlin_perm_table t = [] {
+    marlin_perm_table r{};
+    int raw[1024];
+    int n = 0;
+    for (int i = 0; i < 32; ++i) {
+      int perm1[8];
+      int m = 0;
+      const int col = i / 4;
+      for (int block = 0; block < 2; ++block) {
+        const int rows[4] = {2 * (i % 4), 2 * (i % 4) + 1, 2 * (i % 4 + 4), 2 * (i % 4 + 4) + 1};
+        for (int row : rows) perm1[m++] = 16 * row + col + 8 * block;
+      }
+      for (int j = 0; j < 4; ++j)
+        for (int p : perm1) raw[n++] = p + 256 * j;
+    }
+    const int inter[8] = {0, 2, 4, 6, 1, 3, 5, 7};
+    for (int g = 0; g < 128; ++g)
+      for (int i = 0; i < 8; ++i) r.v[8 * g + i] = raw[8 * g + inter[i]];
+    return r;
+  }();
+  return t;
+}
+
+// Marlin int32 [K/16, 2N] from unsigned 4-bit codes q[N, K] (the stored uint4b8/uint4 nibbles).
+inline pack_status marlin_pack_weight(const std::uint8_t* q, std::int64_t n, std::int64_t k, std::uint32_t* out) {
+  if (n < 0 || k < 0 || k % 16 != 0 || n % 64 != 0) return pack_status::bad_shape;
+  if (n * k == 0) return pack_status::ok;
+  if (q == nullptr || out == nullptr) return pack_status::null_pointer;
+  if (!detail::codes_fit(q, n * k, 4, false)) return pack_status::code_out_of_range;
+  const marlin_perm_table& perm = marlin_weight_perm();
+  const std::int64_t row_len = 16 * n;  // values per output row (one 16-row strip of K)
+  for (std::int64_t kt = 0; kt < k / 16; ++kt)
+    for (std::int64_t w = 0; w < row_len / 8; ++w) {
+      std::uint32_t word = 0;
+      for (int i = 0; i < 8; ++i) {
+        const std::int64_t p = 8 * w + i;
+        const std::int64_t src = (p / 1024) * 1024 + perm.v[p % 1024];  // tile-major column
+        const std::int64_t nn = (src / 256) * 16 + src % 16;
+        const std::int64_t kk = kt * 16 + (src % 256) / 16;
+        word |= std::uint32_t{q[nn * k + kk]} << (4 * i);
+      }
+      out[kt * (row_len / 8) + w] = word;
+    }
+  return pack_status::ok;
+}
+// Signed codes q[N, K] in [-8, 7], stored as uint4b8 (q + 8), the symmetric GPTQ/compressed-tensors type.
+inline pack_status marlin_pack_weight(const std::int8_t* q, std::int64_t n, std::int64_t k, std::uint32_t* out) {
+  if (n < 0 || k < 0 || k % 16 != 0 || n % 64 != 0) return pack_status::bad_shape;
+  if (n * k == 0) return pack_status::ok;
+  if (q == nullptr || out == nullptr) return pack_status::null_pointer;
+  if (!detail::codes_fit(q, n * k, 4, true)) return pack_status::code_out_of_range;
+  // Small shapes only need a temporary; one pass through the unsigned path keeps one definition.
+  std::uint8_t* u = new std::uint8_t[static_cast<std::size_t>(n * k)];
+  for (std::int64_t i = 0; i < n * k; ++i) u[i] = static_cast<std::uint8_t>(to_offset_binary(q[i], 4));
+  const pack_status s = marlin_pack_weight(u, n, k, out);
+  delete[] u;
+  return s;
+}
+
+// gptq_marlin_repack without act-order: GPTQ qweight [K/8, N] (4-bit) -> Marlin [K/16, 2N].
+inline pack_status marlin_repack_gptq(const std::uint32_t* qweight, std::int64_t k, std::int64_t n, std::uint32_t* out) {
+  if (n < 0 || k < 0 || k % 16 != 0 || n % 64 != 0) return pack_status::bad_shape;
+  if (n * k == 0) return pack_status::ok;
+  if (qweight == nullptr || out == nullptr) return pack_status::null_pointer;
+  std::uint8_t* u = new std::uint8_t[static_cast<std::size_t>(n * k)];
+  for (std::int64_t c = 0; c < n; ++c)
+    for (std::int64_t kk = 0; kk < k; ++kk) u[c * k + kk] = static_cast<std::uint8_t>(nibble_of(qweight[(kk / 8) * n + c], static_cast<int>(kk % 8)));
+  const pack_status s = marlin_pack_weight(u, n, k, out);
+  delete[] u;
+  return s;
+}
+
+// marlin_permute_scales: scales s[N, G] (weight orientation; any element type T, e.g. fp16/bf16
+// bits or float) -> permuted [G, N]. group = -1 or group >= k selects the channel-wise permutation
+// (G must then be 1). N % 64 == 0.
+template <class T>
+inline pack_status marlin_permute_scales(const T* s, std::int64_t n, std::int64_t groups, std::int64_t k,
+                                         std::int64_t group, T* out) {
+  if (n < 0 || groups < 0 || k < 0 || n % 64 != 0) return pack_status::bad_shape;
+  if (group == 0 || group < -1) return pack_status::bad_group;
+  const bool grouped = group != -1 && group < k;
+  if (grouped ? groups * group != k : groups != 1) return pack_status::bad_group;
+  if (n * groups == 0) return pack_status::ok;
+  if (s == nullptr || out == nullptr) return pack_status::null_pointer;
+  static const int single_off[8] = {0, 1, 8, 9, 16, 17, 24, 25};
+  const int chunk = grouped ? 64 : 32;
+  const std::int64_t total = n * groups;
+  for (std::int64_t p = 0; p < total; ++p) {
+    const int i = static_cast<int>(p % chunk);
+    const int src_in_chunk = grouped ? (i / 8) + 8 * (i % 8) : 2 * (i / 8) + single_off[i % 8];
+    const std::int64_t src = (p / chunk) * chunk + src_in_chunk;  // flat index into [G, N]
+    const std::int64_t g = src / n, c = src % n;
+    out[p] = s[c * groups + g];
+  }
+  return pack_status::ok;
+}
+
+QNUM_END_NAMESPACE

@@ -1,0 +1,313 @@
+// qnum/pack.hpp: lossless bit packing of integer codes (dense N-bit into int32 words, nibble pairs in
+// bytes, UE8M0 scales four per int32), as QNUM_HD primitives and checked host functions over arrays.
+//
+// Conventions (all layouts in this header are little-endian and least significant first):
+//   dense N-bit (compressed-tensors pack_to_int32): element i of a packed line lives at global bit
+//     i*bits of the line's word array; an element may straddle two words when 32 % bits != 0. The
+//     words of one line are ceil(n*bits/32); unused high bits of the last word are 0.
+//   offset-binary: a signed code q in [-2^(b-1), 2^(b-1)-1] is stored as q + 2^(b-1) (int4 -8 -> 0,
+//     0 -> 8, 7 -> 15), as compressed-tensors, GPTQ's uint4b8 and Marlin's uint4b8 do.
+//   nibble pairs: element 2i and 2i+1 share byte i; low_first puts 2i in bits 3..0 (MX/NVFP4 fp4,
+//     torchao pack_uint4, compressed-tensors pack_fp4_to_uint8); high_first puts 2i in bits 7..4
+//     (bitsandbytes NF4/FP4, torchao NF4Tensor).
+//   UE8M0 (DeepGEMM pack_ue8m0_to_int): byte i of word j holds group 4j+i.
+#pragma once
+
+#include <cstdint>
+
+#include "qnum/config.hpp"
+#include "qnum/detail/bits.hpp"
+
+QNUM_BEGIN_NAMESPACE
+
+// Result of every host entry point that packs, unpacks or builds a layout. Nothing is written to the
+// outputs unless the status is ok (except where a function says otherwise).
+enum class pack_status : int {
+  ok = 0,
+  null_pointer,       // an input or output pointer is null while its size is non-zero
+  bad_bits,           // bit width outside what the layout supports
+  bad_shape,          // a dimension is negative, or the layout cannot hold this shape
+  bad_group,          // group size <= 0 or not compatible with the layout
+  code_out_of_range,  // a code does not fit the bit width (or, GPTQ v1, a zero point of 0)
+  non_finite,         // NaN or Inf in a float input the layout quantizes itself (GGUF)
+  scale_overflow,     // a scale does not fit the layout's scale type (fp16 Inf)
+};
+
+inline const char* to_string(pack_status s) {
+  switch (s) {
+    case pack_status::ok: return "ok";
+    case pack_status::null_pointer: return "null pointer";
+    case pack_status::bad_bits: return "bad bit width";
+    case pack_status::bad_shape: return "shape not supported by the layout";
+    case pack_status::bad_group: return "bad group size";
+    case pack_status::code_out_of_range: return "code out of range for the bit width";
+    case pack_status::non_finite: return "non-finite input";
+    case pack_status::scale_overflow: return "scale overflows the scale type";
+  }
+  return "unknown";
+}
+
+// Which dimension of a row-major [rows, cols] array is packed. packed_dim::cols (compressed-tensors
+// packed_dim=1): each row becomes ceil(cols*bits/32) words, output [rows, ceil(cols*bits/32)].
+// packed_dim::rows (packed_dim=0): each column is packed, output [ceil(rows*bits/32), cols].
+enum class packed_dim : int { rows = 0, cols = 1 };
+
+// How a byte holds two 4-bit codes (see the header comment).
+enum class nibble_order : int { low_first = 0, high_first = 1 };
+
+// ---------------------------------------------------------------------------------------------------
+// QNUM_HD primitives (same bits on host and device; no floating point)
+
+// Mask of the low `bits` bits, bits in [1, 32].
+QNUM_HD constexpr std::uint32_t low_mask(int bits) { return bits >= 32 ? 0xFFFFFFFFu : ((1u << bits) - 1u); }
+
+// Number of 32-bit words that hold n dense `bits`-bit elements: ceil(n*bits/32).
+QNUM_HD constexpr std::int64_t packed_words(std::int64_t n, int bits) { return (n * bits + 31) / 32; }
+
+// Signed code -> offset-binary field: (q + 2^(bits-1)) & mask. In range iff result - 2^(bits-1) == q.
+QNUM_HD constexpr std::uint32_t to_offset_binary(std::int32_t q, int bits) {
+  return static_cast<std::uint32_t>(q + (1 << (bits - 1))) & low_mask(bits);
+}
+// Offset-binary field -> signed code: (field & mask) - 2^(bits-1).
+QNUM_HD constexpr std::int32_t from_offset_binary(std::uint32_t field, int bits) {
+  return static_cast<std::int32_t>(field & low_mask(bits)) - (1 << (bits - 1));
+}
+
+// True iff q is a valid signed (two's complement range) / unsigned code of `bits` bits.
+QNUM_HD constexpr bool signed_code_fits(std::int32_t q, int bits) {
+  return q >= -(1 << (bits - 1)) && q <= (1 << (bits - 1)) - 1;
+}
+QNUM_HD constexpr bool unsigned_code_fits(std::int32_t v, int bits) {
+  return v >= 0 && static_cast<std::uint32_t>(v) <= low_mask(bits);
+}
+
+// OR the low `bits` bits of v into the dense stream `words` at element index i (bit i*bits). The
+// words must start zeroed. Writes word i*bits/32 and, when the field straddles, the next one.
+QNUM_HD void dense_or(std::uint32_t* words, std::int64_t i, int bits, std::uint32_t v) {
+  v &= low_mask(bits);
+  const std::int64_t bit = i * bits;
+  const std::int64_t w = bit >> 5;
+  const int off = static_cast<int>(bit & 31);
+  words[w] |= v << off;
+  if (off + bits > 32) words[w + 1] |= v >> (32 - off);
+}
+
+// The `bits`-bit field of element i of the dense stream `words` (inverse of dense_or).
+QNUM_HD std::uint32_t dense_get(const std::uint32_t* words, std::int64_t i, int bits) {
+  const std::int64_t bit = i * bits;
+  const std::int64_t w = bit >> 5;
+  const int off = static_cast<int>(bit & 31);
+  std::uint32_t v = words[w] >> off;
+  if (off + bits > 32) v |= words[w + 1] << (32 - off);
+  return v & low_mask(bits);
+}
+
+// Eight 4-bit fields into one word, field k at bits 4k..4k+3 (each masked to 4 bits).
+QNUM_HD constexpr std::uint32_t pack8_nibbles(const std::uint32_t (&v)[8]) {
+  std::uint32_t w = 0;
+  for (int k = 0; k < 8; ++k) w |= (v[k] & 0xFu) << (4 * k);
+  return w;
+}
+// Field k (0..7) of a word of eight nibbles.
+QNUM_HD constexpr std::uint32_t nibble_of(std::uint32_t word, int k) { return (word >> (4 * k)) & 0xFu; }
+
+// Two 4-bit codes into one byte: `first` is element 2i, `second` element 2i+1.
+QNUM_HD constexpr std::uint8_t pack_nibble_pair(std::uint32_t first, std::uint32_t second, nibble_order order) {
+  return order == nibble_order::low_first ? static_cast<std::uint8_t>((first & 0xFu) | ((second & 0xFu) << 4))
+                                          : static_cast<std::uint8_t>(((first & 0xFu) << 4) | (second & 0xFu));
+}
+// Element 2i (which = 0) or 2i+1 (which = 1) of a byte packed with `order`.
+QNUM_HD constexpr std::uint32_t unpack_nibble(std::uint8_t byte, int which, nibble_order order) {
+  const int low = order == nibble_order::low_first ? (which == 0) : (which != 0);
+  return low ? (byte & 0xFu) : ((byte >> 4) & 0xFu);
+}
+
+// Four UE8M0 bytes into one word, byte i = e[i] (DeepGEMM pack_ue8m0_to_int, little endian).
+QNUM_HD constexpr std::uint32_t pack_ue8m0x4(std::uint8_t e0, std::uint8_t e1, std::uint8_t e2, std::uint8_t e3) {
+  return std::uint32_t{e0} | (std::uint32_t{e1} << 8) | (std::uint32_t{e2} << 16) | (std::uint32_t{e3} << 24);
+}
+
+// UE8M0 byte of a float scale that is a positive power of two (normal): its biased exponent
+// (float_bits >> 23). Returns -1 when s is not an exact positive normal power of two.
+QNUM_HD std::int32_t ue8m0_of_pow2(float s) {
+  const std::uint32_t u = detail::float_to_bits(s);
+  if ((u >> 31) != 0 || (u & 0x7FFFFFu) != 0) return -1;
+  const std::uint32_t e = u >> 23;
+  if (e == 0 || e == 0xFF) return -1;
+  return static_cast<std::int32_t>(e);
+}
+
+// W4A16 building block for a user's kernel: the 8 weights of one packed word,
+// out[k] = float(nibble_k - zero) * scale, one IEEE fp32 multiply of an exact integer (no FMA
+// possible, same bits on host and device). For signed offset-binary (uint4b8) codes pass zero = 8;
+// for GPTQ/AWQ/compressed-tensors asymmetric pass the stored zero nibble (+8 for compressed-tensors'
+// signed zero point). NaN/Inf scales propagate as IEEE multiplication does.
+QNUM_HD void dequantize_int4_word(std::uint32_t word, float scale, std::int32_t zero, float (&out)[8]) {
+  for (int k = 0; k < 8; ++k) out[k] = static_cast<float>(static_cast<std::int32_t>(nibble_of(word, k)) - zero) * scale;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Host functions over arrays (row-major, no strides). All check pointers, shapes and code ranges.
+
+namespace detail {
+inline bool pack_shape_ok(std::int64_t rows, std::int64_t cols) { return rows >= 0 && cols >= 0; }
+template <class T>
+inline bool codes_fit(const T* codes, std::int64_t n, int bits, bool is_signed) {
+  for (std::int64_t i = 0; i < n; ++i) {
+    const std::int32_t v = static_cast<std::int32_t>(codes[i]);
+    if (is_signed ? !signed_code_fits(v, bits) : !unsigned_code_fits(v, bits)) return false;
+  }
+  return true;
+}
+template <class T>
+inline pack_status pack_dense_impl(const T* codes, std::int64_t rows, std::int64_t cols, int bits, packed_dim dim,
+                                   bool is_signed, std::uint32_t* out) {
+  if (bits < 1 || bits > 8) return pack_status::bad_bits;
+  if (!pack_shape_ok(rows, cols)) return pack_status::bad_shape;
+  const std::int64_t n = rows * cols;
+  if (n == 0) return pack_status::ok;
+  if (codes == nullptr || out == nullptr) return pack_status::null_pointer;
+  if (!codes_fit(codes, n, bits, is_signed)) return pack_status::code_out_of_range;
+  const std::int64_t lines = dim == packed_dim::cols ? rows : cols;
+  const std::int64_t len = dim == packed_dim::cols ? cols : rows;
+  const std::int64_t wpl = packed_words(len, bits);
+  for (std::int64_t i = 0; i < lines * wpl; ++i) out[i] = 0;
+  // packed_dim::cols: line r is row r, words out[r*wpl .. ]. packed_dim::rows: line c is column c,
+  // word w of it sits at out[w*cols + c] (the [ceil(rows*bits/32), cols] transpose).
+  for (std::int64_t r = 0; r < rows; ++r) {
+    for (std::int64_t c = 0; c < cols; ++c) {
+      const std::int32_t v = static_cast<std::int32_t>(codes[r * cols + c]);
+      const std::uint32_t field = is_signed ? to_offset_binary(v, bits) : static_cast<std::uint32_t>(v);
+      if (dim == packed_dim::cols) {
+        dense_or(out + r * wpl, c, bits, field);
+      } else {
+        const std::int64_t bit = r * bits;
+        const std::int64_t w = bit >> 5;
+        const int off = static_cast<int>(bit & 31);
+        out[w * cols + c] |= field << off;
+        if (off + bits > 32) out[(w + 1) * cols + c] |= field >> (32 - off);
+      }
+    }
+  }
+  return pack_status::ok;
+}
+template <class T>
+inline pack_status unpack_dense_impl(const std::uint32_t* words, std::int64_t rows, std::int64_t cols, int bits,
+                                     packed_dim dim, bool is_signed, T* out) {
+  if (bits < 1 || bits > 8) return pack_status::bad_bits;
+  if (!pack_shape_ok(rows, cols)) return pack_status::bad_shape;
+  if (rows * cols == 0) return pack_status::ok;
+  if (words == nullptr || out == nullptr) return pack_status::null_pointer;
+  const std::int64_t wpl = packed_words(dim == packed_dim::cols ? cols : rows, bits);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    for (std::int64_t c = 0; c < cols; ++c) {
+      std::uint32_t field;
+      if (dim == packed_dim::cols) {
+        field = dense_get(words + r * wpl, c, bits);
+      } else {
+        const std::int64_t bit = r * bits;
+        const std::int64_t w = bit >> 5;
+        const int off = static_cast<int>(bit & 31);
+        field = words[w * cols + c] >> off;
+        if (off + bits > 32) field |= words[(w + 1) * cols + c] << (32 - off);
+        field &= low_mask(bits);
+      }
+      out[r * cols + c] = static_cast<T>(is_signed ? from_offset_binary(field, bits) : static_cast<std::int32_t>(field));
+    }
+  }
+  return pack_status::ok;
+}
+}  // namespace detail
+
+// Number of int32 words pack_int32 writes for a [rows, cols] array: [rows, ceil(cols*bits/32)]
+// (packed_dim::cols) or [ceil(rows*bits/32), cols] (packed_dim::rows).
+inline std::int64_t pack_int32_size(std::int64_t rows, std::int64_t cols, int bits, packed_dim dim) {
+  return dim == packed_dim::cols ? rows * packed_words(cols, bits) : packed_words(rows, bits) * cols;
+}
+
+// compressed-tensors pack_to_int32(value, bits, packed_dim): signed codes q in [-2^(b-1), 2^(b-1)-1]
+// stored offset-binary (q + 2^(b-1)) densely along `dim`, bits 1..8. out must hold pack_int32_size.
+inline pack_status pack_int32(const std::int8_t* codes, std::int64_t rows, std::int64_t cols, int bits, packed_dim dim,
+                              std::uint32_t* out) {
+  return detail::pack_dense_impl(codes, rows, cols, bits, dim, true, out);
+}
+// Same layout for unsigned codes v in [0, 2^b - 1], stored as they are (no offset): GPTQ/AWQ nibbles,
+// asymmetric uint4 codes.
+inline pack_status pack_int32(const std::uint8_t* codes, std::int64_t rows, std::int64_t cols, int bits, packed_dim dim,
+                              std::uint32_t* out) {
+  return detail::pack_dense_impl(codes, rows, cols, bits, dim, false, out);
+}
+// Inverse of pack_int32 (compressed-tensors unpack_from_int32 for the int8 overload): [rows, cols] codes.
+inline pack_status unpack_int32(const std::uint32_t* words, std::int64_t rows, std::int64_t cols, int bits,
+                                packed_dim dim, std::int8_t* out) {
+  return detail::unpack_dense_impl(words, rows, cols, bits, dim, true, out);
+}
+inline pack_status unpack_int32(const std::uint32_t* words, std::int64_t rows, std::int64_t cols, int bits,
+                                packed_dim dim, std::uint8_t* out) {
+  return detail::unpack_dense_impl(words, rows, cols, bits, dim, false, out);
+}
+
+// n 4-bit codes (each 0..15, one per byte) into ceil(n/2) bytes with `order`; an odd n leaves the
+// last byte's second nibble 0. Codes > 15 -> code_out_of_range.
+inline pack_status pack_nibbles(const std::uint8_t* codes, std::int64_t n, nibble_order order, std::uint8_t* out) {
+  if (n < 0) return pack_status::bad_shape;
+  if (n == 0) return pack_status::ok;
+  if (codes == nullptr || out == nullptr) return pack_status::null_pointer;
+  for (std::int64_t i = 0; i < n; ++i)
+    if (codes[i] > 15) return pack_status::code_out_of_range;
+  for (std::int64_t i = 0; i < n / 2; ++i) out[i] = pack_nibble_pair(codes[2 * i], codes[2 * i + 1], order);
+  if (n % 2) out[n / 2] = pack_nibble_pair(codes[n - 1], 0, order);
+  return pack_status::ok;
+}
+// Inverse of pack_nibbles: n codes (0..15) from ceil(n/2) bytes.
+inline pack_status unpack_nibbles(const std::uint8_t* bytes, std::int64_t n, nibble_order order, std::uint8_t* out) {
+  if (n < 0) return pack_status::bad_shape;
+  if (n == 0) return pack_status::ok;
+  if (bytes == nullptr || out == nullptr) return pack_status::null_pointer;
+  for (std::int64_t i = 0; i < n; ++i) out[i] = static_cast<std::uint8_t>(unpack_nibble(bytes[i / 2], static_cast<int>(i % 2), order));
+  return pack_status::ok;
+}
+
+// UE8M0 scale bytes e[rows, groups] (row-major) -> int32 words [rows, ceil(groups/4)], byte i of
+// word j = e[r, 4j+i], missing tail bytes 0 (DeepGEMM pack_ue8m0_to_int on a K-major scale tensor).
+inline pack_status pack_ue8m0(const std::uint8_t* e, std::int64_t rows, std::int64_t groups, std::uint32_t* out) {
+  if (rows < 0 || groups < 0) return pack_status::bad_shape;
+  if (rows * groups == 0) return pack_status::ok;
+  if (e == nullptr || out == nullptr) return pack_status::null_pointer;
+  const std::int64_t wpr = (groups + 3) / 4;
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t j = 0; j < wpr; ++j) {
+      std::uint8_t b[4] = {0, 0, 0, 0};
+      for (int i = 0; i < 4; ++i)
+        if (4 * j + i < groups) b[i] = e[r * groups + 4 * j + i];
+      out[r * wpr + j] = pack_ue8m0x4(b[0], b[1], b[2], b[3]);
+    }
+  return pack_status::ok;
+}
+// Inverse of pack_ue8m0: e[rows, groups] from [rows, ceil(groups/4)] words.
+inline pack_status unpack_ue8m0(const std::uint32_t* words, std::int64_t rows, std::int64_t groups, std::uint8_t* e) {
+  if (rows < 0 || groups < 0) return pack_status::bad_shape;
+  if (rows * groups == 0) return pack_status::ok;
+  if (words == nullptr || e == nullptr) return pack_status::null_pointer;
+  const std::int64_t wpr = (groups + 3) / 4;
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t g = 0; g < groups; ++g)
+      e[r * groups + g] = static_cast<std::uint8_t>(words[r * wpr + g / 4] >> (8 * (g % 4)));
+  return pack_status::ok;
+}
+// Power-of-two float scales s[rows, groups] -> UE8M0 bytes (float_bits >> 23). A scale that is not
+// a positive normal power of two (0, negative, subnormal, NaN, Inf, any mantissa bit) ->
+// code_out_of_range and nothing useful in e.
+inline pack_status ue8m0_from_pow2_scales(const float* s, std::int64_t n, std::uint8_t* e) {
+  if (n < 0) return pack_status::bad_shape;
+  if (n == 0) return pack_status::ok;
+  if (s == nullptr || e == nullptr) return pack_status::null_pointer;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const std::int32_t v = ue8m0_of_pow2(s[i]);
+    if (v < 0) return pack_status::code_out_of_range;
+    e[i] = static_cast<std::uint8_t>(v);
+  }
+  return pack_status::ok;
+}
+
+QNUM_END_NAMESPACE
