@@ -43,67 +43,12 @@
 
 #include "qnum/codec.hpp"
 #include "qnum/config.hpp"
+#include "qnum/detail/fp_rn.hpp"
 #include "qnum/detail/bits.hpp"
 #include "qnum/random.hpp"
 #include "qnum/round.hpp"
 
 QNUM_BEGIN_NAMESPACE
-
-namespace detail {
-
-// Keep a value in a register as an opaque result: the compiler cannot fuse the operation that
-// produced it with the one that consumes it (no FMA contraction on the host).
-QNUM_HD float fp_barrier(float x) {
-#if !QNUM_IS_DEVICE_PASS() && (defined(__GNUC__) || defined(__clang__))
-#if defined(__x86_64__) || defined(__i386__)
-  __asm__("" : "+x"(x));
-#elif defined(__aarch64__)
-  __asm__("" : "+w"(x));
-#endif
-#endif
-  return x;
-}
-
-// Correctly rounded (round to nearest even) single float operations, identical on host and device.
-QNUM_HD float mul_rn(float a, float b) {
-#if QNUM_IS_DEVICE_PASS()
-  return __fmul_rn(a, b);
-#else
-  return fp_barrier(a * b);
-#endif
-}
-QNUM_HD float add_rn(float a, float b) {
-#if QNUM_IS_DEVICE_PASS()
-  return __fadd_rn(a, b);
-#else
-  return fp_barrier(a + b);
-#endif
-}
-QNUM_HD float sub_rn(float a, float b) {
-#if QNUM_IS_DEVICE_PASS()
-  return __fsub_rn(a, b);
-#else
-  return fp_barrier(a - b);
-#endif
-}
-QNUM_HD float div_rn(float a, float b) {
-#if QNUM_IS_DEVICE_PASS()
-  return __fdiv_rn(a, b);
-#else
-  return fp_barrier(a / b);
-#endif
-}
-QNUM_HD float sqrt_rn(float a) {
-#if QNUM_IS_DEVICE_PASS()
-  return __fsqrt_rn(a);
-#else
-  return fp_barrier(std::sqrt(a));
-#endif
-}
-
-constexpr float flt_max = 3.40282347e+38f;
-
-}  // namespace detail
 
 // Status of a host entry point (device launchers report the same values through their state).
 enum class dq_status : int {
