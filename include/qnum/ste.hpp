@@ -8,8 +8,8 @@
 //                                         NaN x gives false.
 //   ste_clipped(s, p, x, dy)              dx = dy * mask (torch fake_quantize backward; sign of 0 kept)
 //   learnable_grad(s, p, x, dy, gf)       torch _fake_quantize_learnable_* per-element gradients:
-//        in range:  dx = dy, dscale = ((dy * (xfq - x)) * (1/s)) * gf, dzero = 0  (matches torch CPU within
-//        1 ulp: torch's vectorized kernel order is not reproduced exactly; see docs/schemes.md)
+//        in range:  dx = dy, dscale = ((dy * (xfq - x)) * (1/s)) * gf, dzero = 0  (NOT bit-exact with torch CPU:
+//        within 8 ulp in the golden test; torch's kernel operation order is not reproduced)
 //        below/above: dx = 0, dscale = (dy * (code_min - z | code_max - z)) * gf, dzero = ((dy * -1) * s) * gf
 //      with t = round(x/s + z) (zero point first, whatever s.zero_first says: torch's backward kernel),
 //      xfq = (clamp(t) - z) * s; each product rounded to fp32 left to right (no FMA). Sum the per-element
