@@ -6,3 +6,8 @@
 #include "qnum/round.hpp"
 #include "qnum/codec.hpp"
 #include "qnum/random.hpp"
+#include "qnum/scale.hpp"
+#include "qnum/quantize.hpp"
+#include "qnum/ste.hpp"
+#include "qnum/quantize_tensor.hpp"
+#include "qnum/presets.hpp"
