@@ -12,6 +12,8 @@ Sections:
            the float32 neighbours of every midpoint between adjacent codes.
   philox   Philox4x32-10 known-answer vectors (randomgen's Philox(number=4, width=32)).
   layouts  bit-packing layouts: compressed-tensors, gguf-py, torchao, GPTQ/AWQ/Marlin (see layouts()).
+  groupquant  group quantization: slime, compressed-tensors, torchao affine + fake quant, torch fake
+           quant (+learnable grads), DeepGEMM FP8 casts, torchao MX and NVFP4 (tests/data/groupquant.bin).
 """
 import argparse
 import os
@@ -283,8 +285,244 @@ def layouts(out):
     print("wrote", path, os.path.getsize(path), "bytes")
 
 
-SECTIONS = {"codecs": codecs, "philox": philox}
-SECTIONS["layouts"] = layouts
+# ---------------------------------------------------------------------------------------------------
+# groupquant: group quantization references (issue 3). Each case is one 2-D tensor quantized by the
+# REAL reference code (torchao, torch, compressed-tensors) or by the reference formula copied verbatim
+# (slime's patch, DeepGEMM's utils/math.py; they are formulas in those repositories, not packages).
+# File tests/data/groupquant.bin:  b"QGV1", u32 ncases, then per case:
+#   u32 len + name, u32 rows, cols, group_rows, group_cols, in_type (0 fp32, 1 bf16), u32 narrays,
+#   per array: u32 len + tag, u32 count, u32 words[count]  (float arrays are fp32 bits; bf16 results as
+#   the fp32 bits of the bf16 value; "scale" is the stored scale's code: fp32/bf16 bits, e8m0/ue4m3 byte).
+def _gq_inputs(rows, cols, g, denom, seed, dtype):
+    import torch
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randn(rows, cols, generator=gen) * 0.05
+    x[1, :] = 0.0                                   # all-zero groups (whole row)
+    if rows > 2:                                    # exact ties: amax = denom * 2^-3 -> s = 0.125 exactly
+        k = torch.arange(cols) % 15 - 7
+        x[2, :] = (k.float() + 0.5).clamp(-denom, denom) * 0.125
+        x[2, ::g] = denom * 0.125                   # group amax
+    if rows > 3:                                    # +-amax extremes in every group
+        x[3, ::g] = 0.3
+        x[3, 1::g] = -0.3
+    if rows > 4:
+        x[4, :] *= 1e-30                            # tiny (subnormal-ish scales)
+    if rows > 5:
+        x[5, :] *= 1e30                             # huge
+    return x.to(dtype)
+
+
+def _u32(t):
+    import torch
+    t = t.contiguous()
+    if t.dtype == torch.bfloat16 or t.dtype == torch.float16:
+        t = t.float()
+    if t.dtype == torch.float32:
+        return t.view(torch.int32).numpy().astype(np.uint32).ravel()
+    return t.to(torch.int64).numpy().astype(np.int64).astype(np.uint32).ravel()
+
+
+def groupquant(out):
+    import torch
+    from torchao.quantization import quant_primitives as qp
+    from compressed_tensors.quantization import QuantizationArgs
+    from compressed_tensors.quantization.utils.helpers import calculate_qparams
+    from compressed_tensors.quantization.lifecycle.forward import quantize as ct_quantize, dequantize as ct_dequantize
+    cases = []
+
+    def add(name, x, gr, gc, arrays):
+        in_type = 1 if x.dtype == torch.bfloat16 else 0
+        ints = ("q", "zero")  # integer-valued arrays (torch returns some as floats): store as int32
+        cases.append((name, x.shape[0], x.shape[1], gr, gc, in_type, [("x", _u32(x))] + [
+            (k, _u32(v.to(torch.int64) if k in ints else v)) for k, v in arrays]))
+
+    # slime Megatron patch (_FakeInt4QuantizationSTE.forward), verbatim except names; bf16 input, K tail.
+    def slime_fake(x, group):
+        m, n = x.shape
+        m_pad, n_pad = m, (n + group - 1) // group * group
+        x_padded = torch.zeros(m_pad, n_pad, dtype=x.dtype); x_padded[:m, :n] = x
+        x_view = x_padded.view(m_pad, 1, n_pad // group, group)
+        x_max = x_view.abs().float().amax(dim=(1, 3), keepdim=True)
+        x_scale = (x_max / 7).clamp(min=1e-5)
+        x_q = torch.round(x_view / x_scale).clamp(-7, 7)
+        outp = (x_q * x_scale)[:, :, :, :].reshape(m_pad, n_pad)[:m, :n].contiguous().to(x.dtype)
+        return x_scale.reshape(m_pad, -1), x_q.reshape(m_pad, n_pad)[:m, :n], outp
+    for g in (32, 128):
+        x = _gq_inputs(8, 200, g, 7.0, 1 + g, torch.bfloat16)
+        sc, q, dq = slime_fake(x, g)
+        add("slime_qat_g%d" % g, x, 1, g, [("scale", sc), ("q", q), ("dq", dq)])
+
+    # slime CUDA kernel (fake_int4_quant_cuda sym) + pack_layer: s = fmaxf(amax * (1/7), 1e-5) fp32,
+    # q = rint(x / s) (decided with the fp32 scale), scale stored in bf16 (the input dtype).
+    for g in (32,):
+        x = _gq_inputs(8, 192, g, 7.0, 7, torch.bfloat16)
+        xv = x.float().view(8, -1, g)
+        s = torch.clamp(xv.abs().amax(-1, keepdim=True) * torch.tensor(1.0 / 7.0, dtype=torch.float32), min=1e-5)
+        q = torch.round(xv / s).clamp(-7, 7)
+        sb = s.to(torch.bfloat16)
+        dq = (q * sb.float()).view(8, 192)
+        add("slime_ckpt_g%d" % g, x, 1, g, [("scale", sb.view(torch.int16).to(torch.int64).reshape(8, -1) & 0xFFFF),
+                                            ("q", q.view(8, 192)), ("dq", dq)])
+
+    # compressed-tensors calculate_qparams + quantize/dequantize (fp32 input), group strategy.
+    for sym, sdt, g in ((True, None, 32), (True, None, 128), (True, torch.bfloat16, 32), (False, None, 32), (False, None, 128)):
+        x = _gq_inputs(8, 256, g, 7.5, 11 + g + (0 if sym else 1000), torch.float32)
+        if not sym:
+            x[1, :] = 0.25   # all-positive row instead of all-zero (ct's asym zp is NaN for a zero group)
+        kw = dict(num_bits=4, type="int", symmetric=sym, strategy="group", group_size=g)
+        if sdt is not None:
+            kw["scale_dtype"] = sdt
+        args = QuantizationArgs(**kw)
+        xv = x.view(8, -1, g)
+        scale, zp = calculate_qparams(xv.amin(-1), xv.amax(-1), args)
+        q = ct_quantize(x, scale, zp, args)
+        dq = ct_dequantize(q, scale, zp, args)
+        name = "ct_%s%s_g%d" % ("sym" if sym else "asym", "_bf16" if sdt is not None else "", g)
+        arrs = [("scale", scale if sdt is None else scale.to(torch.bfloat16).view(torch.int16).to(torch.int64) & 0xFFFF),
+                ("q", q), ("dq", dq)]
+        if not sym:
+            arrs.append(("zero", zp))
+        add(name, x, 1, g, arrs)
+
+    # torchao choose_qparams_affine / quantize_affine / dequantize_affine / _fake_quantize_affine (+ backward).
+    for mapping, qmin, qmax, tname, g in ((qp.MappingType.SYMMETRIC, -8, 7, "int4_sym", 32),
+                                          (qp.MappingType.SYMMETRIC, -128, 127, "int8_sym", 64),
+                                          (qp.MappingType.ASYMMETRIC, 0, 15, "uint4_asym", 32),
+                                          (qp.MappingType.ASYMMETRIC, 0, 255, "uint8_asym", 128)):
+        x = _gq_inputs(8, 256, g, 7.5, 21 + g + qmax, torch.float32)
+        tdt = torch.int8 if qmin < 0 else torch.uint8
+        scale, zp = qp.choose_qparams_affine(x, mapping, (1, g), tdt, qmin, qmax)
+        q = qp.quantize_affine(x, (1, g), scale, zp, tdt, qmin, qmax)
+        dq = qp.dequantize_affine(q, (1, g), scale, zp, tdt, qmin, qmax, output_dtype=torch.float32)
+        xg = x.clone().requires_grad_(True)
+        fq = qp._fake_quantize_affine(xg, (1, g), scale, zp, tdt, qmin, qmax)
+        dy = torch.linspace(-1, 1, x.numel()).view_as(x)
+        (fq * dy).sum().backward()
+        arrs = [("scale", scale), ("q", q), ("dq", dq), ("fq", fq.detach()), ("dx", xg.grad)]
+        if mapping == qp.MappingType.ASYMMETRIC:
+            arrs.append(("zero", zp))
+        add("torchao_" + tname + "_g%d" % g, x, 1, g, arrs)
+
+    # torch core fake_quantize_per_channel_affine (given scale/zp, axis 0) forward + backward, and the
+    # learnable variant's gradients (one element per channel so each channel gradient is one element).
+    gen = torch.Generator().manual_seed(5)
+    C = 64
+    scale = (torch.rand(C, generator=gen) * 0.1 + 0.01)
+    zp = torch.randint(-3, 4, (C,), generator=gen, dtype=torch.int32)
+    x = (torch.randn(C, 48, generator=gen) * 0.4)
+    x[:, 0] = (torch.arange(C) % 9 - 4 + 0.5).float() * scale       # exact-ish ties
+    x[:, 1] = 20.0 * scale; x[:, 2] = -20.0 * scale                  # out of range both sides
+    for qmin, qmax, nm in ((-8, 7, "int4"), (-128, 127, "int8")):
+        xg = x.clone().requires_grad_(True)
+        y = torch.fake_quantize_per_channel_affine(xg, scale, zp, 0, qmin, qmax)
+        dy = torch.linspace(-2, 2, x.numel()).view_as(x)
+        (y * dy).sum().backward()
+        add("torch_fq_channel_" + nm, x, 1, 0, [("scale", scale), ("zero", zp), ("dq", y.detach()), ("dx", xg.grad), ("dy", dy)])
+    xl = x[:, :1].contiguous()
+    for qmin, qmax, nm in ((-8, 7, "int4"), (-128, 127, "int8")):
+        xg = xl.clone().requires_grad_(True)
+        sg = scale.clone().requires_grad_(True)
+        zg = zp.float().clone().requires_grad_(True)
+        y = torch._fake_quantize_learnable_per_channel_affine(xg, sg, zg, 0, qmin, qmax, 1.0)
+        dy = torch.linspace(-2, 2, xl.numel()).view_as(xl)
+        (y * dy).sum().backward()
+        add("torch_learnable_channel_" + nm, xl, 1, 0, [("scale", scale), ("zero", zp), ("dq", y.detach()), ("dx", xg.grad),
+                                                      ("dscale", sg.grad), ("dzero", zg.grad), ("dy", dy)])
+    xl2 = x[:, 1:2].contiguous()   # out-of-range elements for the learnable gradients
+    xg = xl2.clone().requires_grad_(True); sg = scale.clone().requires_grad_(True); zg = zp.float().clone().requires_grad_(True)
+    y = torch._fake_quantize_learnable_per_channel_affine(xg, sg, zg, 0, -8, 7, 1.0)
+    dy = torch.linspace(-2, 2, xl2.numel()).view_as(xl2)
+    (y * dy).sum().backward()
+    add("torch_learnable_channel_int4_clip", xl2, 1, 0, [("scale", scale), ("zero", zp), ("dq", y.detach()), ("dx", xg.grad),
+                                                        ("dscale", sg.grad), ("dzero", zg.grad), ("dy", dy)])
+
+    # DeepGEMM deep_gemm/utils/math.py (54e22612), copied: per_token_cast_to_fp8, per_block_cast_to_fp8, ceil_to_ue8m0.
+    def ceil_to_ue8m0(x):
+        bits = x.abs().float().view(torch.int)
+        exp = ((bits >> 23) & 0xFF) + (bits & 0x7FFFFF).bool().int()
+        return (exp.clamp(1, 254) << 23).view(torch.float)
+
+    def per_token_cast_to_fp8(x, use_ue8m0, gran_k=128):
+        m, n = x.shape
+        padded_n = (n + gran_k - 1) // gran_k * gran_k
+        x_padded = torch.zeros((m, padded_n), dtype=x.dtype)
+        x_padded[:, :n] = x
+        x_view = x_padded.view(m, -1, gran_k)
+        x_amax = x_view.abs().float().amax(dim=2).view(m, -1).clamp(1e-4)
+        sf = x_amax / 448.0
+        sf = ceil_to_ue8m0(sf) if use_ue8m0 else sf
+        return (x_view * (1.0 / sf.unsqueeze(2))).to(torch.float8_e4m3fn).view(m, padded_n)[:, :n].contiguous(), sf
+
+    def per_block_cast_to_fp8(x, use_ue8m0, gran_k=128):
+        m, n = x.shape
+        pm, pn = (m + 127) // 128 * 128, (n + gran_k - 1) // gran_k * gran_k
+        x_padded = torch.zeros((pm, pn), dtype=x.dtype)
+        x_padded[:m, :n] = x
+        x_view = x_padded.view(-1, 128, x_padded.size(1) // gran_k, gran_k)
+        x_amax = x_view.abs().float().amax(dim=(1, 3), keepdim=True).clamp(1e-4)
+        sf = x_amax / 448.0
+        sf = ceil_to_ue8m0(sf) if use_ue8m0 else sf
+        x_scaled = (x_view * (1.0 / sf)).to(torch.float8_e4m3fn)
+        return x_scaled.view_as(x_padded)[:m, :n].contiguous(), sf.view(x_view.size(0), x_view.size(2))
+
+    for ue in (False, True):
+        x = _gq_inputs(6, 320, 128, 448.0, 31, torch.bfloat16)
+        x[5, :] = x[5, :].float().clamp(-3e38, 3e38).to(torch.bfloat16)
+        y, sf = per_token_cast_to_fp8(x, ue)
+        add("deepgemm_token%s" % ("_ue8m0" if ue else ""), x, 1, 128,
+            [("scale", sf), ("q", y.view(torch.uint8)), ("dq", (y.float().view(6, 320) * sf.repeat_interleave(128, 1)[:, :320]))])
+        gen = torch.Generator().manual_seed(41)
+        xb = (torch.randn(200, 300, generator=gen) * 0.02).to(torch.bfloat16)
+        xb[:, 256:] = 0.0
+        y, sf = per_block_cast_to_fp8(xb, ue)
+        add("deepgemm_block%s" % ("_ue8m0" if ue else ""), xb, 128, 128, [("scale", sf), ("q", y.view(torch.uint8))])
+
+    # torchao MX to_mx (FLOOR and RCEIL), e4m3 and e2m1 elements, block 32.
+    from torchao.prototype.mx_formats.mx_tensor import to_mx
+    from torchao.prototype.mx_formats.config import ScaleCalculationMode
+    from torchao.prototype.mx_formats.kernels import unpack_uint4
+    for mode, mname in ((ScaleCalculationMode.FLOOR, "floor"), (ScaleCalculationMode.RCEIL, "rceil")):
+        for edt, ename in ((torch.float8_e4m3fn, "e4m3"), (torch.float4_e2m1fn_x2, "e2m1")):
+            x = _gq_inputs(6, 256, 32, 6.0 if ename == "e2m1" else 448.0, 51, torch.float32)
+            x[5, :] = torch.randn(256) * 3e3
+            try:
+                se, d = to_mx(x, edt, 32, mode)
+            except Exception as e:  # noqa: BLE001
+                print("skip mx", mname, ename, e)
+                continue
+            codes = unpack_uint4(d.view(torch.uint8)).view(6, 256) if ename == "e2m1" else d.view(torch.uint8).view(6, 256)
+            add("mx_%s_%s" % (ename, mname), x, 1, 32, [("scale", se.view(torch.uint8).view(6, -1)), ("q", codes)])
+
+    # torchao nvfp4_quantize, one-level and two-level (per_tensor_scale = amax / (448 * 6)).
+    try:
+        from torchao.prototype.mx_formats.nvfp4_tensor import nvfp4_quantize, per_tensor_amax_to_scale
+        x = _gq_inputs(6, 256, 16, 6.0, 61, torch.float32)
+        x[5, :] = torch.randn(256) * 3.0
+        for two in (False, True):
+            pts = per_tensor_amax_to_scale(x.abs().max()) if two else None
+            sc, d = nvfp4_quantize(x, 16, pts)
+            codes = unpack_uint4(d.view(torch.uint8)).view(6, 256)
+            arrs = [("scale", sc.view(torch.uint8).view(6, -1)), ("q", codes)]
+            if two:
+                arrs.append(("outer", pts.reshape(1)))
+            add("nvfp4%s" % ("_2level" if two else ""), x, 1, 16, arrs)
+    except ImportError as e:
+        print("skip nvfp4", e)
+
+    blob = [b"QGV1", struct.pack("<I", len(cases))]
+    for name, r, c, gr, gc, it, arrays in cases:
+        nb = name.encode()
+        blob.append(struct.pack("<I", len(nb)) + nb + struct.pack("<6I", r, c, gr, gc, it, len(arrays)))
+        for tag, a in arrays:
+            tb = tag.encode()
+            blob.append(struct.pack("<I", len(tb)) + tb + struct.pack("<I", len(a)) + np.asarray(a, dtype="<u4").tobytes())
+    path = os.path.join(out, "groupquant.bin")
+    with open(path, "wb") as f:
+        f.write(b"".join(blob))
+    print("wrote", path, os.path.getsize(path), "bytes,", len(cases), "cases")
+
+
+SECTIONS = {"codecs": codecs, "philox": philox, "layouts": layouts, "groupquant": groupquant}
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()

@@ -14,3 +14,8 @@
 #include "qnum/layout/gguf.hpp"
 #include "qnum/layout/marlin.hpp"
 #include "qnum/layout/fp8_block.hpp"
+#include "qnum/scale.hpp"
+#include "qnum/quantize.hpp"
+#include "qnum/ste.hpp"
+#include "qnum/quantize_tensor.hpp"
+#include "qnum/presets.hpp"

@@ -1,0 +1,78 @@
+// qnum/quantize.hpp: per-element quantize / dequantize / fake-quantize with a group's parameters (host and device).
+//
+//   code_t<F> quantize_value(scheme<F>, group_params, float x, Round = rne)
+//   float     dequantize_value(scheme<F>, group_params, code_t<F> code)
+//   float     fake_quant_value(scheme<F>, group_params, float x, Round = rne)
+//                 == dequantize_value(s, p, quantize_value(s, p, x, r)) by construction (same functions).
+//
+// Integer formats: v = x / code_scale (x_by divide) or x * inv (x_by multiply), rounded to the work dtype;
+// with zero_first: v = v + z (work dtype), clamp to [code_min, code_max], round (the mode);
+// otherwise: clamp(round(v) + z) with v clamped to [code_min - z, code_max - z] first. The code is the
+// integer's two's complement in F::bits bits. NaN x gives the code of z (dequantizes to 0); +-Inf saturate.
+// Dequantize: (q - z) * scale (fp32 RN, then rounded to the work dtype). Never NaN: |q - z| <= 2^bits.
+// Float formats: code = encode<F>(x / code_scale or x * inv, Round, satfinite): RNE on the element grid,
+// overflow and +-Inf saturate to +-max_value; NaN x gives F's NaN code (fp4_e2m1 has none: +6, encode's rule).
+// Dequantize: decode<F>(code) * scale (fp32 RN).
+#pragma once
+
+#include <cstdint>
+
+#include "qnum/codec.hpp"
+#include "qnum/config.hpp"
+#include "qnum/round.hpp"
+#include "qnum/scale.hpp"
+
+QNUM_BEGIN_NAMESPACE
+
+// The value x as it enters the code decision: x/s or x*inv in the work dtype.
+template <class F>
+QNUM_HD float scaled_value(const scheme<F>& s, const group_params& p, float x) {
+  const float v = s.x_by == scale_op::multiply ? detail::mul_rn(x, p.inv) : detail::div_rn(x, p.code_scale);
+  return detail::to_work(v, s.work);
+}
+
+// The integer q (before storage) of x in an integer scheme; q in [code_min, code_max].
+template <class F, class Round = round_nearest_even>
+QNUM_HD int quantize_int_value(const scheme<F>& s, const group_params& p, float x, Round mode = {}) {
+  static_assert(F::is_integer, "integer formats only");
+  if (detail::is_nan(x)) return p.zero;
+  const float lo = static_cast<float>(s.code_min());
+  const float hi = static_cast<float>(s.code_max());
+  float v = scaled_value(s, p, x);
+  if (s.zero_first) {
+    v = detail::to_work(detail::add_rn(v, static_cast<float>(p.zero)), s.work);
+    v = v < lo ? lo : (v > hi ? hi : v);
+    return round_to_int(v, mode);
+  }
+  const float zlo = lo - static_cast<float>(p.zero);  // exact: small integers
+  const float zhi = hi - static_cast<float>(p.zero);
+  v = v < zlo ? zlo : (v > zhi ? zhi : v);
+  return round_to_int(v, mode) + p.zero;
+}
+
+template <class F, class Round = round_nearest_even>
+QNUM_HD code_t<F> quantize_value(const scheme<F>& s, const group_params& p, float x, Round mode = {}) {
+  if constexpr (F::is_integer) {
+    constexpr std::uint32_t mask = (1u << F::bits) - 1u;
+    return static_cast<code_t<F>>(static_cast<std::uint32_t>(quantize_int_value(s, p, x, mode)) & mask);
+  } else {
+    return encode<F>(scaled_value(s, p, x), mode, satfinite);
+  }
+}
+
+template <class F>
+QNUM_HD float dequantize_value(const scheme<F>& s, const group_params& p, std::uint32_t code) {
+  if constexpr (F::is_integer) {
+    const float d = static_cast<float>(code_to_int<F>(code) - p.zero);
+    return detail::to_work(detail::mul_rn(d, p.scale), s.work);
+  } else {
+    return detail::mul_rn(decode<F>(code), p.scale);
+  }
+}
+
+template <class F, class Round = round_nearest_even>
+QNUM_HD float fake_quant_value(const scheme<F>& s, const group_params& p, float x, Round mode = {}) {
+  return dequantize_value(s, p, quantize_value(s, p, x, mode));
+}
+
+QNUM_END_NAMESPACE

@@ -1,0 +1,304 @@
+// qnum/quantize_tensor.hpp: host group quantization over strided 2-D views (per tensor, per row, 1xG, RxC blocks).
+//
+//   status compute_scales(scheme, input, groups, scales, zeros)            scales (+ zero points) only
+//   status quantize(scheme, input, groups, codes, scales, zeros, rounding)   scales, zero points and codes
+//   status dequantize(scheme, codes, groups, scales, zeros, output)          output = dequantize_value(...)
+//   status fake_quantize(scheme, input, groups, output, rounding)             = dequantize(quantize(input))
+//
+// Views are row-major with a row stride in elements (>= cols), int64 sizes and indexing. Inputs are
+// fp32 (`const float*`), bf16 or fp16 bits (`const std::uint16_t*` with tensor_type::bf16 / fp16); outputs
+// of dequantize/fake_quantize likewise (bf16/fp16 rounded RNE from the fp32 result). Codes are one
+// code_t<F> byte per element (integer formats: two's complement in the low F::bits bits). Scales are
+// stored in scheme.store's type (4, 2 or 1 bytes per scale: scale_view.elem_bytes must match), one per
+// group, shape [ceil(rows/R), ceil(cols/C)]; zero points are int32, same shape, required for asymmetric.
+// Groups: per_tensor(), per_row(), group<G>{} or group_size(G) (1xG along the row), block(R, C).
+// A group the tensor does not fill is a padded group: its statistics are those of its elements plus
+// zeros (identical, because every scheme includes 0 in its range), its elements are quantized.
+// Rounding: rounding_mode::nearest_even, or stochastic with seed: element (r, c) uses
+// stochastic(random_bits(seed, r * cols + c)).
+// Two-level schemes (NVFP4): pass outer_scale (per-tensor fp32, e.g. amax/(448*6)) to quantize/dequantize.
+// Empty tensors (rows or cols 0) are ok and do nothing.
+#pragma once
+
+#include <cstdint>
+
+#include "qnum/codec.hpp"
+#include "qnum/config.hpp"
+#include "qnum/quantize.hpp"
+#include "qnum/random.hpp"
+#include "qnum/scale.hpp"
+
+QNUM_BEGIN_NAMESPACE
+
+enum class status : int {
+  ok = 0,
+  null_pointer,
+  bad_shape,         // negative rows/cols
+  bad_stride,        // row_stride < cols (for rows > 1) or negative
+  bad_group_size,    // group rows/cols < 0 (0 means "whole extent")
+  bad_scale_buffer,  // scale/zero view shape or element size does not match the groups
+};
+
+QNUM_HD constexpr const char* to_string(status s) {
+  return s == status::ok ? "ok" : s == status::null_pointer ? "null_pointer" : s == status::bad_shape ? "bad_shape"
+       : s == status::bad_stride ? "bad_stride" : s == status::bad_group_size ? "bad_group_size" : "bad_scale_buffer";
+}
+
+enum class tensor_type : int { fp32, bf16, fp16 };
+
+// A 2-D strided view. T is float, std::uint16_t (bf16/fp16 bits), std::uint8_t (codes) or std::int32_t.
+template <class T>
+struct matrix_view {
+  T* data = nullptr;
+  std::int64_t rows = 0, cols = 0, row_stride = 0;
+  tensor_type type = tensor_type::fp32;  // meaning of 16-bit elements
+};
+template <class T>
+constexpr matrix_view<T> view(T* data, std::int64_t rows, std::int64_t cols, std::int64_t row_stride = -1,
+                              tensor_type t = sizeof(T) == 2 ? tensor_type::bf16 : tensor_type::fp32) {
+  return {data, rows, cols, row_stride < 0 ? cols : row_stride, t};
+}
+
+// Scale storage view: elem_bytes must equal scale_bytes(scheme.store).
+struct scale_view {
+  void* data = nullptr;
+  std::int64_t rows = 0, cols = 0, row_stride = 0;
+  int elem_bytes = 4;
+};
+inline scale_view scales_of(float* p, std::int64_t r, std::int64_t c, std::int64_t st = -1) { return {p, r, c, st < 0 ? c : st, 4}; }
+inline scale_view scales_of(std::uint16_t* p, std::int64_t r, std::int64_t c, std::int64_t st = -1) { return {p, r, c, st < 0 ? c : st, 2}; }
+inline scale_view scales_of(std::uint8_t* p, std::int64_t r, std::int64_t c, std::int64_t st = -1) { return {p, r, c, st < 0 ? c : st, 1}; }
+
+// Group shape: rows x cols of one group; 0 means the tensor's whole extent in that dimension.
+struct group_shape {
+  std::int64_t rows = 1, cols = 0;
+};
+template <int G>
+struct group {
+  static_assert(G > 0, "group size must be positive");
+  static constexpr int size = G;
+  constexpr operator group_shape() const { return {1, G}; }
+};
+constexpr group_shape group_size(std::int64_t g) { return {1, g}; }
+constexpr group_shape per_row() { return {1, 0}; }
+constexpr group_shape per_tensor() { return {0, 0}; }
+constexpr group_shape block(std::int64_t r, std::int64_t c) { return {r, c}; }
+
+enum class rounding_mode : int { nearest_even, stochastic };
+struct rounding {
+  rounding_mode mode = rounding_mode::nearest_even;
+  std::uint64_t seed = 0;
+};
+constexpr rounding nearest() { return {}; }
+constexpr rounding stochastic_seed(std::uint64_t seed) { return {rounding_mode::stochastic, seed}; }
+
+namespace detail {
+
+inline float load_elem(const float* p, tensor_type) { return *p; }
+inline float load_elem(const std::uint16_t* p, tensor_type t) { return t == tensor_type::fp16 ? from_fp16(*p) : from_bf16(*p); }
+inline void store_elem(float* p, tensor_type, float v) { *p = v; }
+inline void store_elem(std::uint16_t* p, tensor_type t, float v) { *p = t == tensor_type::fp16 ? to_fp16(v) : to_bf16(v); }
+
+struct grid {
+  std::int64_t gr = 1, gc = 1, nr = 0, nc = 0;  // group rows/cols, number of groups down/across
+};
+
+template <class T>
+status check_view(const matrix_view<T>& v) {
+  if (v.rows < 0 || v.cols < 0) return status::bad_shape;
+  if (v.rows == 0 || v.cols == 0) return status::ok;
+  if (v.data == nullptr) return status::null_pointer;
+  if (v.row_stride < v.cols && v.rows > 1) return status::bad_stride;
+  return status::ok;
+}
+
+inline status make_grid(std::int64_t rows, std::int64_t cols, group_shape g, grid& out) {
+  if (g.rows < 0 || g.cols < 0) return status::bad_group_size;
+  out.gr = g.rows == 0 ? (rows > 0 ? rows : 1) : g.rows;
+  out.gc = g.cols == 0 ? (cols > 0 ? cols : 1) : g.cols;
+  out.nr = (rows + out.gr - 1) / out.gr;
+  out.nc = (cols + out.gc - 1) / out.gc;
+  return status::ok;
+}
+
+inline status check_scales(const scale_view& s, const grid& g, int bytes) {
+  if (g.nr == 0 || g.nc == 0) return status::ok;
+  if (s.data == nullptr) return status::null_pointer;
+  if (s.elem_bytes != bytes || s.rows != g.nr || s.cols != g.nc || s.row_stride < s.cols) return status::bad_scale_buffer;
+  return status::ok;
+}
+inline status check_zeros(const matrix_view<std::int32_t>& z, const grid& g, bool needed) {
+  if (!needed || g.nr == 0 || g.nc == 0) return status::ok;
+  if (z.data == nullptr) return status::null_pointer;
+  if (z.rows != g.nr || z.cols != g.nc || z.row_stride < z.cols) return status::bad_scale_buffer;
+  return status::ok;
+}
+
+inline void write_scale(const scale_view& s, std::int64_t i, std::int64_t j, std::uint32_t code) {
+  const std::int64_t k = i * s.row_stride + j;
+  if (s.elem_bytes == 4) static_cast<std::uint32_t*>(s.data)[k] = code;
+  else if (s.elem_bytes == 2) static_cast<std::uint16_t*>(s.data)[k] = static_cast<std::uint16_t>(code);
+  else static_cast<std::uint8_t*>(s.data)[k] = static_cast<std::uint8_t>(code);
+}
+inline std::uint32_t read_scale(const scale_view& s, std::int64_t i, std::int64_t j) {
+  const std::int64_t k = i * s.row_stride + j;
+  if (s.elem_bytes == 4) return static_cast<const std::uint32_t*>(s.data)[k];
+  if (s.elem_bytes == 2) return static_cast<const std::uint16_t*>(s.data)[k];
+  return static_cast<const std::uint8_t*>(s.data)[k];
+}
+
+// Rebuild a group's dequantization parameters from a stored scale code (and zero point).
+template <class F>
+group_params params_from_stored(const scheme<F>& s, std::uint32_t code, std::int32_t zero, float outer) {
+  group_params p;
+  float v;
+  switch (s.store) {
+    case scale_storage::bf16: v = from_bf16(static_cast<std::uint16_t>(code)); break;
+    case scale_storage::fp16: v = from_fp16(static_cast<std::uint16_t>(code)); break;
+    case scale_storage::ue4m3: v = decode<ue4m3>(code); break;
+    case scale_storage::e8m0: v = pow2_from_biased(static_cast<int>(code)); break;
+    default: v = bits_to_float(code); break;
+  }
+  if (outer > 0.0f) v = finite_or_max(mul_rn(v, outer));
+  p.scale = v;
+  p.code_scale = v;
+  p.scale_code = code;
+  p.zero = zero;
+  return p;
+}
+
+template <class F, class T>
+group_stats stats_of(const matrix_view<T>& in, const grid& g, std::int64_t bi, std::int64_t bj) {
+  group_stats st;
+  const std::int64_t r1 = bi * g.gr + g.gr < in.rows ? bi * g.gr + g.gr : in.rows;
+  const std::int64_t c1 = bj * g.gc + g.gc < in.cols ? bj * g.gc + g.gc : in.cols;
+  for (std::int64_t r = bi * g.gr; r < r1; ++r)
+    for (std::int64_t c = bj * g.gc; c < c1; ++c) accumulate(st, load_elem(in.data + r * in.row_stride + c, in.type));
+  return st;
+}
+
+// Visit each group: fn(bi, bj, r0, r1, c0, c1).
+template <class Fn>
+void for_each_group(std::int64_t rows, std::int64_t cols, const grid& g, Fn&& fn) {
+  for (std::int64_t bi = 0; bi < g.nr; ++bi)
+    for (std::int64_t bj = 0; bj < g.nc; ++bj) {
+      const std::int64_t r0 = bi * g.gr, c0 = bj * g.gc;
+      fn(bi, bj, r0, r0 + g.gr < rows ? r0 + g.gr : rows, c0, c0 + g.gc < cols ? c0 + g.gc : cols);
+    }
+}
+
+template <class F>
+code_t<F> quantize_with(const scheme<F>& s, const group_params& p, float x, const rounding& rd, std::int64_t idx) {
+  if (rd.mode == rounding_mode::stochastic)
+    return quantize_value(s, p, x, stochastic(random_bits(rd.seed, static_cast<std::uint64_t>(idx))));
+  return quantize_value(s, p, x, rne);
+}
+
+}  // namespace detail
+
+template <class F, class T>
+status compute_scales(const scheme<F>& s, matrix_view<const T> in, group_shape groups, scale_view scales,
+                      matrix_view<std::int32_t> zeros = {}, float outer_scale = 0.0f) {
+  if (status e = detail::check_view(in); e != status::ok) return e;
+  detail::grid g;
+  if (status e = detail::make_grid(in.rows, in.cols, groups, g); e != status::ok) return e;
+  if (in.rows == 0 || in.cols == 0) return status::ok;
+  if (status e = detail::check_scales(scales, g, scale_bytes(s.store)); e != status::ok) return e;
+  const bool asym = s.kind == scheme_kind::asymmetric;
+  if (status e = detail::check_zeros(zeros, g, asym); e != status::ok) return e;
+  for (std::int64_t bi = 0; bi < g.nr; ++bi)
+    for (std::int64_t bj = 0; bj < g.nc; ++bj) {
+      const group_params p = compute_params(s, detail::stats_of<F>(in, g, bi, bj), outer_scale);
+      detail::write_scale(scales, bi, bj, p.scale_code);
+      if (asym) zeros.data[bi * zeros.row_stride + bj] = p.zero;
+    }
+  return status::ok;
+}
+
+template <class F, class T>
+status quantize(const scheme<F>& s, matrix_view<const T> in, group_shape groups, matrix_view<std::uint8_t> codes,
+                scale_view scales, matrix_view<std::int32_t> zeros = {}, rounding rd = {}, float outer_scale = 0.0f) {
+  if (status e = detail::check_view(in); e != status::ok) return e;
+  if (status e = detail::check_view(codes); e != status::ok) return e;
+  if (codes.rows != in.rows || codes.cols != in.cols) return status::bad_shape;
+  detail::grid g;
+  if (status e = detail::make_grid(in.rows, in.cols, groups, g); e != status::ok) return e;
+  if (in.rows == 0 || in.cols == 0) return status::ok;
+  if (status e = detail::check_scales(scales, g, scale_bytes(s.store)); e != status::ok) return e;
+  const bool asym = s.kind == scheme_kind::asymmetric;
+  if (status e = detail::check_zeros(zeros, g, asym); e != status::ok) return e;
+  detail::for_each_group(in.rows, in.cols, g, [&](std::int64_t bi, std::int64_t bj, std::int64_t r0, std::int64_t r1,
+                                                  std::int64_t c0, std::int64_t c1) {
+    const group_params p = compute_params(s, detail::stats_of<F>(in, g, bi, bj), outer_scale);
+    detail::write_scale(scales, bi, bj, p.scale_code);
+    if (asym) zeros.data[bi * zeros.row_stride + bj] = p.zero;
+    for (std::int64_t r = r0; r < r1; ++r)
+      for (std::int64_t c = c0; c < c1; ++c)
+        codes.data[r * codes.row_stride + c] =
+            detail::quantize_with(s, p, detail::load_elem(in.data + r * in.row_stride + c, in.type), rd, r * in.cols + c);
+  });
+  return status::ok;
+}
+
+template <class F, class T>
+status dequantize(const scheme<F>& s, matrix_view<const std::uint8_t> codes, group_shape groups, scale_view scales,
+                  matrix_view<const std::int32_t> zeros, matrix_view<T> out, float outer_scale = 0.0f) {
+  if (status e = detail::check_view(codes); e != status::ok) return e;
+  if (status e = detail::check_view(out); e != status::ok) return e;
+  if (codes.rows != out.rows || codes.cols != out.cols) return status::bad_shape;
+  detail::grid g;
+  if (status e = detail::make_grid(out.rows, out.cols, groups, g); e != status::ok) return e;
+  if (out.rows == 0 || out.cols == 0) return status::ok;
+  if (status e = detail::check_scales(scales, g, scale_bytes(s.store)); e != status::ok) return e;
+  const bool asym = s.kind == scheme_kind::asymmetric;
+  if (asym) {
+    if (zeros.data == nullptr) return status::null_pointer;
+    if (zeros.rows != g.nr || zeros.cols != g.nc || zeros.row_stride < zeros.cols) return status::bad_scale_buffer;
+  }
+  detail::for_each_group(out.rows, out.cols, g, [&](std::int64_t bi, std::int64_t bj, std::int64_t r0, std::int64_t r1,
+                                                   std::int64_t c0, std::int64_t c1) {
+    const group_params p = detail::params_from_stored(s, detail::read_scale(scales, bi, bj),
+                                                      asym ? zeros.data[bi * zeros.row_stride + bj] : 0, outer_scale);
+    for (std::int64_t r = r0; r < r1; ++r)
+      for (std::int64_t c = c0; c < c1; ++c)
+        detail::store_elem(out.data + r * out.row_stride + c, out.type,
+                           dequantize_value(s, p, codes.data[r * codes.row_stride + c]));
+  });
+  return status::ok;
+}
+
+template <class F, class T, class U>
+status fake_quantize(const scheme<F>& s, matrix_view<const T> in, group_shape groups, matrix_view<U> out,
+                     rounding rd = {}, float outer_scale = 0.0f) {
+  if (status e = detail::check_view(in); e != status::ok) return e;
+  if (status e = detail::check_view(out); e != status::ok) return e;
+  if (out.rows != in.rows || out.cols != in.cols) return status::bad_shape;
+  detail::grid g;
+  if (status e = detail::make_grid(in.rows, in.cols, groups, g); e != status::ok) return e;
+  if (in.rows == 0 || in.cols == 0) return status::ok;
+  detail::for_each_group(in.rows, in.cols, g, [&](std::int64_t bi, std::int64_t bj, std::int64_t r0, std::int64_t r1,
+                                                  std::int64_t c0, std::int64_t c1) {
+    const group_params p = compute_params(s, detail::stats_of<F>(in, g, bi, bj), outer_scale);
+    for (std::int64_t r = r0; r < r1; ++r)
+      for (std::int64_t c = c0; c < c1; ++c) {
+        const float x = detail::load_elem(in.data + r * in.row_stride + c, in.type);
+        detail::store_elem(out.data + r * out.row_stride + c, out.type,
+                           dequantize_value(s, p, detail::quantize_with(s, p, x, rd, r * in.cols + c)));
+      }
+  });
+  return status::ok;
+}
+
+// Per-tensor amax over the finite elements (for two-level schemes and TE current scaling).
+template <class T>
+status tensor_amax(matrix_view<const T> in, float& amax) {
+  amax = 0.0f;
+  if (status e = detail::check_view(in); e != status::ok) return e;
+  group_stats st;
+  for (std::int64_t r = 0; r < in.rows; ++r)
+    for (std::int64_t c = 0; c < in.cols; ++c) accumulate(st, detail::load_elem(in.data + r * in.row_stride + c, in.type));
+  amax = st.amax;
+  return status::ok;
+}
+
+QNUM_END_NAMESPACE

@@ -1,0 +1,192 @@
+// tests/test_groupquant_policy.cpp: bad-input policy, status codes, padded tails, stochastic rounding, and
+// fake_quant == dequantize(quantize) for every preset over random and adversarial inputs.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "qnum/presets.hpp"
+#include "qnum/quantize.hpp"
+#include "qnum/quantize_tensor.hpp"
+#include "qnum/ste.hpp"
+#include "test_util.hpp"
+
+namespace {
+
+std::vector<float> adversarial(std::int64_t n, std::uint64_t seed) {
+  std::vector<float> v(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) {
+    const std::uint32_t r = qnum::random_bits(seed, static_cast<std::uint64_t>(i));
+    float x = (static_cast<float>(r & 0xFFFF) - 32768.0f) / 4096.0f;
+    switch ((r >> 16) % 16) {
+      case 0: x = 0.0f; break;
+      case 1: x = qtest::from_bits(r & 0x807FFFFFu); break;          // subnormal
+      case 2: x = x * 1e37f; break;                                   // huge
+      case 3: x = qtest::from_bits(0x7F7FFFFFu | (r & 0x80000000u)); break;  // +-FLT_MAX
+      default: break;
+    }
+    v[static_cast<std::size_t>(i)] = x;
+  }
+  return v;
+}
+
+template <class F>
+void check_fake_equals_dq(const qnum::scheme<F>& s, qnum::group_shape gs, const char* name) {
+  const std::int64_t R = 5, C = 77;  // 77: tails for every 1xG group
+  for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+    auto x = adversarial(R * C, seed);
+    qnum::detail::grid g;
+    qnum::detail::make_grid(R, C, gs, g);
+    std::vector<std::uint8_t> codes(x.size());
+    std::vector<std::uint32_t> sc(static_cast<std::size_t>(g.nr * g.nc));
+    std::vector<std::int32_t> zp(sc.size());
+    qnum::scale_view sv{sc.data(), g.nr, g.nc, g.nc, qnum::scale_bytes(s.store)};
+    REQUIRE(qnum::quantize(s, qnum::view<const float>(x.data(), R, C), gs, qnum::view(codes.data(), R, C), sv,
+                           qnum::view(zp.data(), g.nr, g.nc)) == qnum::status::ok);
+    std::vector<float> dq(x.size()), fq(x.size());
+    REQUIRE(qnum::dequantize(s, qnum::view<const std::uint8_t>(codes.data(), R, C), gs, sv,
+                             qnum::view<const std::int32_t>(zp.data(), g.nr, g.nc), qnum::view(dq.data(), R, C)) == qnum::status::ok);
+    REQUIRE(qnum::fake_quantize(s, qnum::view<const float>(x.data(), R, C), gs, qnum::view(fq.data(), R, C)) == qnum::status::ok);
+    int bad = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      if (s.codes_from_stored && qtest::bits(fq[i]) != qtest::bits(dq[i]) && bad++ < 3) MESSAGE(name << " fq!=dq at " << i);
+      if (std::isnan(fq[i]) && bad++ < 3) MESSAGE(name << " finite input gave NaN at " << i);
+    }
+    CHECK(bad == 0);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("fake_quant == dequantize(quantize) and finite never NaN, every preset, adversarial inputs, tails") {
+  using namespace qnum::presets;
+  check_fake_equals_dq(slime_int4_qat, qnum::group<32>{}, "slime");
+  check_fake_equals_dq(slime_int4_checkpoint, qnum::group_size(32), "slime_ckpt");
+  check_fake_equals_dq(ct_w4a16_sym, ct_group128, "ct_sym");
+  check_fake_equals_dq(ct_w4a16_sym_bf16, ct_group32, "ct_sym_bf16");
+  check_fake_equals_dq(ct_w4a16_asym, ct_group32, "ct_asym");
+  check_fake_equals_dq(torchao_int4_sym, qnum::group<32>{}, "ao_int4");
+  check_fake_equals_dq(torchao_uint8_asym, qnum::per_row(), "ao_uint8");
+  check_fake_equals_dq(deepgemm_fp8, deepseek_act, "dg");
+  check_fake_equals_dq(deepgemm_fp8_ue8m0, qnum::block(2, 32), "dg_ue8m0");
+  check_fake_equals_dq(te_fp8_current, qnum::per_tensor(), "te");
+  check_fake_equals_dq(te_fp8_current_e5m2, qnum::per_tensor(), "te_e5m2");
+  check_fake_equals_dq(mxfp8, mx_block, "mxfp8");
+  check_fake_equals_dq(mxfp4, mx_block, "mxfp4");
+  check_fake_equals_dq(mxfp8_rceil, mx_block, "mxfp8_rceil");
+  check_fake_equals_dq(nvfp4, nvfp4_block, "nvfp4");
+}
+
+TEST_CASE("all-zero group: defined scale, zero codes, exact zero output, for every scheme kind") {
+  const qnum::group_stats z;
+  auto s1 = qnum::symmetric_restricted<qnum::int4>();
+  auto p1 = qnum::compute_params(s1, z);
+  CHECK(p1.scale == 1.0f);
+  CHECK(qnum::quantize_value(s1, p1, 0.0f) == 0);
+  CHECK(qnum::fake_quant_value(s1, p1, 0.0f) == 0.0f);
+  auto p2 = qnum::compute_params(qnum::presets::slime_int4_qat, z);
+  CHECK(p2.scale == 1e-5f);
+  auto s3 = qnum::presets::torchao_uint4_asym;
+  auto p3 = qnum::compute_params(s3, z);
+  CHECK(p3.zero == 0);
+  CHECK(qnum::fake_quant_value(s3, p3, 0.0f) == 0.0f);
+  auto p4 = qnum::compute_params(qnum::presets::mxfp8, z);
+  CHECK(p4.scale_code == 0u);
+  CHECK(qnum::fake_quant_value(qnum::presets::mxfp8, p4, 0.0f) == 0.0f);
+  auto p5 = qnum::compute_params(qnum::presets::te_fp8_current, z);
+  CHECK(p5.inv == 1.0f);
+}
+
+TEST_CASE("NaN / Inf policy: statistics ignore non-finite elements; NaN -> zero point, Inf saturates") {
+  const float xs[] = {0.5f, -0.25f, NAN, INFINITY, -INFINITY, 0.125f};
+  qnum::group_stats st;
+  for (float x : xs) qnum::accumulate(st, x);
+  CHECK(st.amax == 0.5f);
+  CHECK(st.min == -0.25f);
+  CHECK(st.max == 0.5f);
+  const auto s = qnum::presets::slime_int4_qat;
+  const auto p = qnum::compute_params(s, st);
+  CHECK(qnum::quantize_int_value(s, p, NAN) == 0);
+  CHECK(qnum::quantize_int_value(s, p, INFINITY) == 7);
+  CHECK(qnum::quantize_int_value(s, p, -INFINITY) == -7);
+  const auto a = qnum::presets::torchao_uint4_asym;
+  const auto pa = qnum::compute_params(a, st);
+  CHECK(qnum::fake_quant_value(a, pa, NAN) == 0.0f);
+  CHECK(qnum::ste_clip_mask(a, pa, NAN) == false);
+  const auto f = qnum::presets::deepgemm_fp8;
+  const auto pf = qnum::compute_params(f, st);
+  CHECK(qnum::quantize_value(f, pf, INFINITY) == 0x7E);
+  CHECK(qnum::quantize_value(f, pf, NAN) == 0x7F);
+}
+
+TEST_CASE("status codes: null pointers, shapes, strides, group sizes, scale buffers, empty tensors") {
+  const auto s = qnum::presets::torchao_int4_sym;
+  std::vector<float> x(64, 1.0f);
+  std::vector<std::uint8_t> q(64);
+  std::vector<float> sc(2);
+  auto in = qnum::view<const float>(x.data(), 2, 32);
+  auto cv = qnum::view(q.data(), 2, 32);
+  CHECK(qnum::quantize(s, in, qnum::group<32>{}, cv, qnum::scales_of(sc.data(), 2, 1)) == qnum::status::ok);
+  CHECK(qnum::quantize(s, qnum::view<const float>(nullptr, 2, 32), qnum::group<32>{}, cv, qnum::scales_of(sc.data(), 2, 1)) == qnum::status::null_pointer);
+  CHECK(qnum::quantize(s, qnum::view<const float>(x.data(), -1, 32), qnum::group<32>{}, cv, qnum::scales_of(sc.data(), 2, 1)) == qnum::status::bad_shape);
+  CHECK(qnum::quantize(s, qnum::view<const float>(x.data(), 2, 32, 16), qnum::group<32>{}, cv, qnum::scales_of(sc.data(), 2, 1)) == qnum::status::bad_stride);
+  CHECK(qnum::quantize(s, in, qnum::group_size(-4), cv, qnum::scales_of(sc.data(), 2, 1)) == qnum::status::bad_group_size);
+  CHECK(qnum::quantize(s, in, qnum::group<16>{}, cv, qnum::scales_of(sc.data(), 2, 1)) == qnum::status::bad_scale_buffer);
+  std::vector<std::uint16_t> sc16(2);
+  CHECK(qnum::quantize(s, in, qnum::group<32>{}, cv, qnum::scales_of(sc16.data(), 2, 1)) == qnum::status::bad_scale_buffer);
+  CHECK(qnum::quantize(s, qnum::view<const float>(nullptr, 0, 32), qnum::group<32>{}, qnum::view<std::uint8_t>(nullptr, 0, 32),
+                       qnum::scale_view{}) == qnum::status::ok);
+  CHECK(qnum::quantize(qnum::presets::torchao_uint4_asym, in, qnum::group<32>{}, cv, qnum::scales_of(sc.data(), 2, 1)) == qnum::status::null_pointer);
+  std::vector<float> out(64);
+  CHECK(qnum::fake_quantize(s, in, qnum::group<32>{}, qnum::view(out.data(), 2, 31)) == qnum::status::bad_shape);
+}
+
+TEST_CASE("padded last group: tail elements are quantized with the tail's own scale (as zero padding)") {
+  const auto s = qnum::presets::slime_int4_qat;
+  std::vector<float> x(40);
+  for (int i = 0; i < 40; ++i) x[static_cast<std::size_t>(i)] = i < 32 ? 1.0f : 0.07f * static_cast<float>(i - 31);
+  std::vector<std::uint8_t> q(40);
+  std::vector<float> sc(2);
+  REQUIRE(qnum::quantize(s, qnum::view<const float>(x.data(), 1, 40), qnum::group<32>{}, qnum::view(q.data(), 1, 40),
+                         qnum::scales_of(sc.data(), 1, 2)) == qnum::status::ok);
+  CHECK(sc[1] == 0.56f / 7.0f);
+  CHECK(qnum::code_to_int<qnum::int4>(q[39]) == 7);
+  // Strided view: the same tensor inside a wider buffer gives the same codes.
+  std::vector<float> wide(2 * 50, 9.0f);
+  for (int i = 0; i < 40; ++i) wide[static_cast<std::size_t>(50 + i)] = x[static_cast<std::size_t>(i)];
+  std::vector<std::uint8_t> q2(40);
+  REQUIRE(qnum::quantize(s, qnum::view<const float>(wide.data() + 50, 1, 40, 50), qnum::group<32>{}, qnum::view(q2.data(), 1, 40),
+                         qnum::scales_of(sc.data(), 1, 2)) == qnum::status::ok);
+  CHECK(q == q2);
+}
+
+TEST_CASE("stochastic rounding: deterministic per (seed, index), unbiased on average") {
+  const auto s = qnum::symmetric_restricted<qnum::int8>();
+  qnum::group_params p;
+  p.scale = p.code_scale = 1.0f;
+  p.inv = 1.0f;
+  double sum = 0;
+  const int n = 20000;
+  for (int i = 0; i < n; ++i) sum += qnum::quantize_int_value(s, p, 0.3f, qnum::stochastic(qnum::random_bits(7, static_cast<std::uint64_t>(i))));
+  CHECK(std::fabs(sum / n - 0.3) < 0.02);
+  std::vector<float> x(64, 0.3f), a(64), b(64);
+  x[0] = 7.0f;
+  REQUIRE(qnum::fake_quantize(s, qnum::view<const float>(x.data(), 1, 64), qnum::per_row(), qnum::view(a.data(), 1, 64), qnum::stochastic_seed(3)) == qnum::status::ok);
+  REQUIRE(qnum::fake_quantize(s, qnum::view<const float>(x.data(), 1, 64), qnum::per_row(), qnum::view(b.data(), 1, 64), qnum::stochastic_seed(3)) == qnum::status::ok);
+  CHECK(a == b);
+}
+
+TEST_CASE("exhaustive int4 ties: x/s = k + 0.5 rounds to even for every k in [-8, 7]") {
+  const auto s = qnum::presets::torchao_int4_sym;
+  qnum::group_stats st;
+  st.amax = 0.9375f;  // s = 0.125 exactly
+  const auto p = qnum::compute_params(s, st);
+  REQUIRE(p.scale == 0.125f);
+  for (int k = -9; k <= 8; ++k) {
+    const float x = (static_cast<float>(k) + 0.5f) * 0.125f;
+    int want = (k % 2 == 0) ? k : k + 1;
+    want = want < -8 ? -8 : (want > 7 ? 7 : want);
+    CHECK(qnum::quantize_int_value(s, p, x) == want);
+  }
+}
