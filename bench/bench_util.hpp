@@ -1,0 +1,87 @@
+// bench/bench_util.hpp: Google Benchmark helpers: byte/element counters and a reporter that prints,
+// after the run, each benchmark's bandwidth as a ratio to the same-run baselines of its size class.
+#pragma once
+
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace qbench {
+
+// Record elements/s and bytes/s (every byte read and written) for one iteration's work.
+inline void set_counters(benchmark::State& st, std::int64_t elements, std::int64_t bytes) {
+  st.SetItemsProcessed(st.iterations() * elements);
+  st.SetBytesProcessed(st.iterations() * bytes);
+}
+
+inline std::vector<float> normal_data(std::size_t n, std::uint32_t seed = 1) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d(0.0f, 1.0f);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+// Collects bytes_per_second per benchmark (the median aggregate when repetitions are used) and, at
+// the end, prints each benchmark's ratio to the baselines named "copy/<size>" and "scalar_*/<size>".
+class ratio_reporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const auto& r : runs) {
+      if (r.run_type == Run::RT_Aggregate && r.aggregate_name != "median") continue;
+      auto it = r.counters.find("bytes_per_second");
+      if (it == r.counters.end()) continue;
+      std::string name = r.benchmark_name();
+      const auto us = name.find("_median");
+      if (us != std::string::npos) name.erase(us);
+      bw_[name] = it->second.value;
+      order_.push_back(name);
+    }
+    ConsoleReporter::ReportRuns(runs);
+  }
+  void Finalize() override {
+    ConsoleReporter::Finalize();
+    std::printf("\n%-58s %10s %9s %9s\n", "benchmark", "GB/s", "vs copy", "vs scalar");
+    std::vector<std::string> seen;
+    for (const auto& name : order_) {
+      if (std::find(seen.begin(), seen.end(), name) != seen.end()) continue;
+      seen.push_back(name);
+      const std::string size = name.substr(name.rfind('/') + 1);
+      const double bw = bw_[name];
+      const double copy = lookup("copy/", size);
+      const double scalar = lookup(scalar_name(name), size);
+      std::printf("%-58s %10.2f %8.0f%% %8.2fx\n", name.c_str(), bw / 1e9, copy > 0 ? 100.0 * bw / copy : 0.0,
+                  scalar > 0 ? bw / scalar : 0.0);
+    }
+  }
+
+ private:
+  // "quantize_g128_fp32/4096" -> baseline "scalar_quantize_g128_fp32/"
+  static std::string scalar_name(const std::string& name) {
+    const std::string op = name.substr(0, name.find('/'));
+    return "scalar_" + op + "/";
+  }
+  double lookup(const std::string& prefix, const std::string& size) const {
+    auto it = bw_.find(prefix + size);
+    return it == bw_.end() ? 0.0 : it->second;
+  }
+  std::map<std::string, double> bw_;
+  std::vector<std::string> order_;
+};
+
+inline int run_with_ratios(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  ratio_reporter rep;
+  benchmark::RunSpecifiedBenchmarks(&rep);
+  benchmark::Shutdown();
+  return 0;
+}
+
+}  // namespace qbench
