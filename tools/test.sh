@@ -3,7 +3,7 @@
 #   1. build and run every test suite (the normal build, with the 2^32 exhaustive sweep);
 #   2. build and run the host suites again under AddressSanitizer + UndefinedBehaviorSanitizer
 #      (build dir "<build>-asan", no exhaustive sweep, no CUDA, halt on the first UB report);
-#   3. fuzz every libFuzzer target for QNUM_FUZZ_SECONDS (default 60) each (tools/fuzz.sh, clang);
+#   3. fuzz every libFuzzer target for QNUM_FUZZ_SECONDS (default 60) each (tools/fuzz.sh, clang).
 # Prints one line "N passed, N failed, N skipped" (test cases, doctest's counts summed, one case per
 # fuzz target) and exits non-zero on any failure.
 # QNUM_SKIP_STAGES="asan fuzz" (any subset) leaves stages out, for quick local runs.
