@@ -3,10 +3,11 @@
 #   1. build and run every test suite (the normal build, with the 2^32 exhaustive sweep);
 #   2. build and run the host suites again under AddressSanitizer + UndefinedBehaviorSanitizer
 #      (build dir "<build>-asan", no exhaustive sweep, no CUDA, halt on the first UB report);
-#   3. fuzz every libFuzzer target for QNUM_FUZZ_SECONDS (default 60) each (tools/fuzz.sh, clang).
+#   3. fuzz every libFuzzer target for QNUM_FUZZ_SECONDS (default 60) each (tools/fuzz.sh, clang);
+#   4. check every packaging path with a tiny consumer project (tools/test-packaging.sh).
 # Prints one line "N passed, N failed, N skipped" (test cases, doctest's counts summed, one case per
-# fuzz target) and exits non-zero on any failure.
-# QNUM_SKIP_STAGES="asan fuzz" (any subset) leaves stages out, for quick local runs.
+# fuzz target and per packaging path) and exits non-zero on any failure.
+# QNUM_SKIP_STAGES="asan fuzz packaging" (any subset) leaves stages out, for quick local runs.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 [ -x /usr/local/cuda/bin/nvcc ] && export PATH="$PATH:/usr/local/cuda/bin"
@@ -65,6 +66,17 @@ if [[ $skip != *" fuzz "* ]]; then
     logs+=("$fuzzdir/meson-logs/testlog.json")
   else
     stage_failed "fuzz build ($fuzzdir)" "$fuzzdir/meson-logs/build-failed.json"
+  fi
+fi
+
+# 4. Packaging: install to a temporary prefix, then build the four consumer projects.
+if [[ $skip != *" packaging "* ]]; then
+  pkglog="$builddir-packaging/testlog.json"
+  QNUM_PACKAGING_DIR="$builddir-packaging" bash tools/test-packaging.sh || status=1
+  if [ -f "$pkglog" ]; then
+    logs+=("$pkglog")
+  else
+    stage_failed "packaging" "$pkglog"
   fi
 fi
 
