@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Fuzz every target in fuzz/meson.build with libFuzzer (clang, ASan + UBSan) for QNUM_FUZZ_SECONDS
+# seconds each (default 60), two at a time. Any finding (property violation, sanitizer report, crash,
+# timeout) fails its test; the input is kept under <build>/fuzz/run_<target>/artifacts/.
+# Build dir: QNUM_FUZZ_BUILD_DIR (default build-fuzz). Extra args go to meson test (e.g. a test name).
+# Each target's libFuzzer stats and per-property counts land in <build>/fuzz/run_<target>/stats.txt.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash tools/install-deps.sh clang libclang-rt-14-dev
+dir=${QNUM_FUZZ_BUILD_DIR:-build-fuzz}
+opts=(-Dfuzz=enabled -Dtests=disabled -Dbenchmarks=disabled -Dcuda=disabled -Dexhaustive=false)
+if [ -f "$dir/build.ninja" ]; then
+  meson setup --reconfigure "$dir" "${opts[@]}" >/dev/null
+else
+  CXX=${QNUM_FUZZ_CXX:-clang++} CC=${QNUM_FUZZ_CC:-clang} meson setup "$dir" "${opts[@]}" >/dev/null
+fi
+ninja -C "$dir"
+rm -rf "$dir"/fuzz/run_*/artifacts
+meson test -C "$dir" --suite fuzz --print-errorlogs --num-processes 2 "$@"
