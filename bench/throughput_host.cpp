@@ -296,7 +296,7 @@ template <class Fn>
 void reg(const std::string& name, Fn fn, const std::vector<std::int64_t>& sizes) {
   auto* b = benchmark::RegisterBenchmark(name.c_str(), fn);
   for (auto n : sizes) b->Arg(n);
-  b->Unit(benchmark::kMillisecond)->UseRealTime();
+  b->Unit(benchmark::kMillisecond);  // CPU time: the shared VM steals wall time (docs/performance.md)
 }
 
 template <class T>
