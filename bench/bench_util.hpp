@@ -40,6 +40,10 @@ class ratio_reporter : public benchmark::ConsoleReporter {
       std::string name = r.benchmark_name();
       const auto us = name.find("_median");
       if (us != std::string::npos) name.erase(us);
+      for (const char* suffix : {"/real_time", "/process_time"}) {  // UseRealTime() etc. append these
+        const auto k = name.rfind(suffix);
+        if (k != std::string::npos && k + std::string(suffix).size() == name.size()) name.erase(k);
+      }
       bw_[name] = it->second.value;
       order_.push_back(name);
     }

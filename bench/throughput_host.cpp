@@ -1,0 +1,335 @@
+// bench/throughput_host.cpp: qnum-bench-host, Google Benchmark throughput of the host tensor operations
+// against a same-run plain copy and a naive scalar loop doing the same work.
+//
+//   qnum-bench-host [--large] [Google Benchmark flags]
+//
+// Sizes: 512 (512x512, cache-resident) and 4096 (4096x4096, DRAM); --large adds 8192x8192.
+// Every benchmark reports items/s (elements) and bytes/s counting every byte read and written once
+// (input, output, scales, zero points, residuals). copy/<n> copies the fp32 matrix (read + write).
+// scalar_<op>/<n> is a straightforward loop (fabs/divide/nearbyint) computing the same result shape.
+// The ratio table printed at the end is bench_util.hpp's ratio_reporter. Default --benchmark_min_time
+// is 0.05 s per benchmark to keep the run short; pass your own to override.
+#include "bench_util.hpp"
+
+#include <qnum/dynamic_scale.hpp>
+#include <qnum/layout/compressed_tensors.hpp>
+#include <qnum/presets.hpp>
+#include <qnum/quantize_tensor.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr std::int64_t G = 128;  // group size of every grouped operation here
+
+// Inputs shared by all benchmarks of a size (built once).
+struct inputs {
+  std::int64_t n = 0;
+  std::vector<float> f32;
+  std::vector<std::uint16_t> b16;
+};
+inputs& data(std::int64_t n) {
+  static inputs cache[3];
+  inputs& c = n == 512 ? cache[0] : n == 4096 ? cache[1] : cache[2];
+  if (c.n != n) {
+    c.n = n;
+    c.f32 = qbench::normal_data(static_cast<std::size_t>(n * n), 7);
+    c.b16.resize(c.f32.size());
+    for (std::size_t i = 0; i < c.f32.size(); ++i) c.b16[i] = qnum::to_bf16(c.f32[i]);
+  }
+  return c;
+}
+
+template <class T> const T* input_of(inputs& in);
+template <> const float* input_of<float>(inputs& in) { return in.f32.data(); }
+template <> const std::uint16_t* input_of<std::uint16_t>(inputs& in) { return in.b16.data(); }
+template <class T> constexpr const char* tname() { return std::is_same_v<T, float> ? "fp32" : "bf16"; }
+
+// Naive helpers for the scalar baselines.
+inline float ld(const float* p, std::int64_t i) { return p[i]; }
+inline float ld(const std::uint16_t* p, std::int64_t i) {
+  const std::uint32_t b = std::uint32_t(p[i]) << 16;
+  float f;
+  std::memcpy(&f, &b, 4);
+  return f;
+}
+inline void st(float* p, std::int64_t i, float v) { p[i] = v; }
+inline void st(std::uint16_t* p, std::int64_t i, float v) {
+  std::uint32_t b;
+  std::memcpy(&b, &v, 4);
+  p[i] = static_cast<std::uint16_t>((b + 0x7FFFu + ((b >> 16) & 1u)) >> 16);  // RNE, finite inputs
+}
+
+const auto int8_sym = qnum::symmetric_restricted<qnum::int8>();
+
+// ---- copy ----------------------------------------------------------------------------------------
+void bm_copy(benchmark::State& s) {
+  const std::int64_t n = s.range(0);
+  inputs& in = data(n);
+  std::vector<float> out(in.f32.size());
+  for (auto _ : s) {
+    std::memcpy(out.data(), in.f32.data(), in.f32.size() * 4);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  qbench::set_counters(s, n * n, n * n * 8);
+}
+
+// ---- group quantize to codes (INT8 sym, g128, fp32 scales) ------------------------------------------
+template <class T>
+void bm_quantize(benchmark::State& s) {
+  const std::int64_t n = s.range(0);
+  inputs& in = data(n);
+  std::vector<std::uint8_t> codes(static_cast<std::size_t>(n * n));
+  std::vector<float> scales(static_cast<std::size_t>(n * n / G));
+  for (auto _ : s) {
+    const auto st = qnum::quantize(int8_sym, qnum::view<const T>(input_of<T>(in), n, n), qnum::group_size(G),
+                                   qnum::view(codes.data(), n, n), qnum::scales_of(scales.data(), n, n / G));
+    if (st != qnum::status::ok) s.SkipWithError("quantize failed");
+    benchmark::DoNotOptimize(codes.data());
+    benchmark::ClobberMemory();
+  }
+  qbench::set_counters(s, n * n, n * n * (sizeof(T) + 1) + n * n / G * 4);
+}
+template <class T>
+void bm_scalar_quantize(benchmark::State& s) {
+  const std::int64_t n = s.range(0);
+  inputs& in = data(n);
+  const T* x = input_of<T>(in);
+  std::vector<std::int8_t> codes(static_cast<std::size_t>(n * n));
+  std::vector<float> scales(static_cast<std::size_t>(n * n / G));
+  for (auto _ : s) {
+    for (std::int64_t g = 0; g < n * n / G; ++g) {
+      float amax = 0.0f;
+      for (std::int64_t i = g * G; i < g * G + G; ++i) amax = std::max(amax, std::fabs(ld(x, i)));
+      const float sc = amax > 0 ? amax / 127.0f : 1.0f;
+      scales[static_cast<std::size_t>(g)] = sc;
+      for (std::int64_t i = g * G; i < g * G + G; ++i)
+        codes[static_cast<std::size_t>(i)] = static_cast<std::int8_t>(std::min(127.0f, std::max(-127.0f, std::nearbyint(ld(x, i) / sc))));
+    }
+    benchmark::DoNotOptimize(codes.data());
+    benchmark::ClobberMemory();
+  }
+  qbench::set_counters(s, n * n, n * n * (sizeof(T) + 1) + n * n / G * 4);
+}
+
+// ---- quantize + pack: compressed-tensors W4A16 sym g128 (weight_packed int32 + fp32 weight_scale) ---
+template <class T>
+void bm_quantize_pack(benchmark::State& s) {
+  const std::int64_t n = s.range(0);
+  inputs& in = data(n);
+  std::vector<std::uint8_t> codes(static_cast<std::size_t>(n * n));
+  std::vector<float> scales(static_cast<std::size_t>(n * n / G));
+  std::vector<std::uint32_t> packed(static_cast<std::size_t>(qnum::pack_int32_size(n, n, 4, qnum::packed_dim::cols)));
+  for (auto _ : s) {
+    auto st = qnum::quantize(qnum::presets::ct_w4a16_sym, qnum::view<const T>(input_of<T>(in), n, n), qnum::presets::ct_group128,
+                             qnum::view(codes.data(), n, n), qnum::scales_of(scales.data(), n, n / G));
+    // Codes are int4 two's complement in the low nibble: sign-extend to the int8 codes ct_pack_weight takes.
+    auto* q = reinterpret_cast<std::int8_t*>(codes.data());
+    for (std::int64_t i = 0; i < n * n; ++i) q[i] = static_cast<std::int8_t>(static_cast<std::int8_t>(codes[static_cast<std::size_t>(i)] << 4) >> 4);
+    const auto ps = qnum::ct_pack_weight(q, n, n, 4, packed.data());
+    if (st != qnum::status::ok || ps != qnum::pack_status::ok) s.SkipWithError("quantize+pack failed");
+    benchmark::DoNotOptimize(packed.data());
+    benchmark::ClobberMemory();
+  }
+  qbench::set_counters(s, n * n, n * n * sizeof(T) + n * n / 2 + n * n / G * 4);
+}
+template <class T>
+void bm_scalar_quantize_pack(benchmark::State& s) {
+  const std::int64_t n = s.range(0);
+  inputs& in = data(n);
+  const T* x = input_of<T>(in);
+  std::vector<float> scales(static_cast<std::size_t>(n * n / G));
+  std::vector<std::uint32_t> packed(static_cast<std::size_t>(n * n / 8));
+  for (auto _ : s) {
+    for (std::int64_t g = 0; g < n * n / G; ++g) {
+      float amax = 0.0f;
+      for (std::int64_t i = g * G; i < g * G + G; ++i) amax = std::max(amax, std::fabs(ld(x, i)));
+      const float sc = amax > 0 ? amax / 7.5f : 1.1920928955078125e-07f;
+      scales[static_cast<std::size_t>(g)] = sc;
+      for (std::int64_t w = g * G / 8; w < (g + 1) * G / 8; ++w) {
+        std::uint32_t word = 0;
+        for (int k = 0; k < 8; ++k) {
+          const float q = std::nearbyint(std::min(7.0f, std::max(-8.0f, ld(x, w * 8 + k) / sc)));
+          word |= static_cast<std::uint32_t>(static_cast<int>(q) + 8) << (4 * k);
+        }
+        packed[static_cast<std::size_t>(w)] = word;
+      }
+    }
+    benchmark::DoNotOptimize(packed.data());
+    benchmark::ClobberMemory();
+  }
+  qbench::set_counters(s, n * n, n * n * sizeof(T) + n * n / 2 + n * n / G * 4);
+}
+
+// ---- dequantize INT8 g128 codes to fp32 / bf16 --------------------------------------------------------
+struct int8_codes {
+  std::int64_t n = 0;
+  std::vector<std::uint8_t> codes;
+  std::vector<float> scales;
+};
+int8_codes& codes_for(std::int64_t n) {
+  static int8_codes c[3];
+  int8_codes& k = n == 512 ? c[0] : n == 4096 ? c[1] : c[2];
+  if (k.n != n) {
+    k.n = n;
+    k.codes.resize(static_cast<std::size_t>(n * n));
+    k.scales.resize(static_cast<std::size_t>(n * n / G));
+    qnum::quantize(int8_sym, qnum::view<const float>(data(n).f32.data(), n, n), qnum::group_size(G), qnum::view(k.codes.data(), n, n),
+                   qnum::scales_of(k.scales.data(), n, n / G));
+  }
+  return k;
+}
+template <class T>
+void bm_dequantize(benchmark::State& s) {
+  const std::int64_t n = s.range(0);
+  int8_codes& k = codes_for(n);
+  std::vector<T> out(static_cast<std::size_t>(n * n));
+  for (auto _ : s) {
+    const auto st = qnum::dequantize(int8_sym, qnum::view<const std::uint8_t>(k.codes.data(), n, n), qnum::group_size(G),
+                                     qnum::scales_of(k.scales.data(), n, n / G), {}, qnum::view(out.data(), n, n));
+    if (st != qnum::status::ok) s.SkipWithError("dequantize failed");
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  qbench::set_counters(s, n * n, n * n * (1 + sizeof(T)) + n * n / G * 4);
+}
+template <class T>
+void bm_scalar_dequantize(benchmark::State& s) {
+  const std::int64_t n = s.range(0);
+  int8_codes& k = codes_for(n);
+  std::vector<T> out(static_cast<std::size_t>(n * n));
+  for (auto _ : s) {
+    for (std::int64_t i = 0; i < n * n; ++i)
+      st(out.data(), i, static_cast<float>(static_cast<std::int8_t>(k.codes[static_cast<std::size_t>(i)])) * k.scales[static_cast<std::size_t>(i / G)]);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  qbench::set_counters(s, n * n, n * n * (1 + sizeof(T)) + n * n / G * 4);
+}
+
+// ---- fake quantize INT8 g128, output in the input's dtype -------------------------------------------
+template <class T>
+void bm_fake_quant(benchmark::State& s) {
+  const std::int64_t n = s.range(0);
+  inputs& in = data(n);
+  std::vector<T> out(static_cast<std::size_t>(n * n));
+  for (auto _ : s) {
+    const auto st = qnum::fake_quantize(int8_sym, qnum::view<const T>(input_of<T>(in), n, n), qnum::group_size(G),
+                                        qnum::view(out.data(), n, n));
+    if (st != qnum::status::ok) s.SkipWithError("fake_quantize failed");
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  qbench::set_counters(s, n * n, n * n * 2 * sizeof(T));
+}
+template <class T>
+void bm_scalar_fake_quant(benchmark::State& s) {
+  const std::int64_t n = s.range(0);
+  inputs& in = data(n);
+  const T* x = input_of<T>(in);
+  std::vector<T> out(static_cast<std::size_t>(n * n));
+  for (auto _ : s) {
+    for (std::int64_t g = 0; g < n * n / G; ++g) {
+      float amax = 0.0f;
+      for (std::int64_t i = g * G; i < g * G + G; ++i) amax = std::max(amax, std::fabs(ld(x, i)));
+      const float sc = amax > 0 ? amax / 127.0f : 1.0f;
+      for (std::int64_t i = g * G; i < g * G + G; ++i)
+        st(out.data(), i, std::min(127.0f, std::max(-127.0f, std::nearbyint(ld(x, i) / sc))) * sc);
+    }
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  qbench::set_counters(s, n * n, n * n * 2 * sizeof(T));
+}
+
+// ---- Q-GaLore INT8 gradient quantizer with error feedback (fp32 grad; fp32 or bf16 residual) ---------
+// Delayed scaling, non-finite elements zeroed (no pre-pass): one pass reads g and r, writes codes and r.
+template <class R>
+void bm_grad_int8(benchmark::State& s) {
+  const std::int64_t n = s.range(0);
+  inputs& in = data(n);
+  std::vector<std::int8_t> codes(static_cast<std::size_t>(n * n));
+  std::vector<R> residual(static_cast<std::size_t>(n * n));
+  qnum::dynamic_scale_state state{};
+  qnum::dynamic_scale_config cfg{};
+  cfg.on_nonfinite = qnum::nonfinite_policy::zero_elements;
+  qnum::quantize_gradient_int8(in.f32.data(), codes.data(), residual.data(), static_cast<std::size_t>(n * n), 0, &state, cfg);
+  for (auto _ : s) {
+    const auto st = qnum::quantize_gradient_int8(in.f32.data(), codes.data(), residual.data(), static_cast<std::size_t>(n * n), 0, &state, cfg);
+    if (st != qnum::dq_status::ok) s.SkipWithError("quantize_gradient_int8 failed");
+    benchmark::DoNotOptimize(codes.data());
+    benchmark::ClobberMemory();
+  }
+  qbench::set_counters(s, n * n, n * n * (4 + 1 + 2 * sizeof(R)));
+}
+template <class R>
+void bm_scalar_grad_int8(benchmark::State& s) {
+  const std::int64_t n = s.range(0);
+  inputs& in = data(n);
+  const float* g = in.f32.data();
+  std::vector<std::int8_t> codes(static_cast<std::size_t>(n * n));
+  std::vector<R> residual(static_cast<std::size_t>(n * n));
+  float scale = 4.0f, amax_prev = 4.0f;
+  for (auto _ : s) {
+    scale = 0.99f * scale + 0.01f * amax_prev;
+    const float inv = 127.0f / scale, dq = scale / 127.0f;
+    float amax = 0.0f;
+    for (std::int64_t i = 0; i < n * n; ++i) {
+      const float x = g[i] + ld(residual.data(), i);
+      const float q = std::nearbyint(std::min(127.0f, std::max(-127.0f, x * inv)));
+      codes[static_cast<std::size_t>(i)] = static_cast<std::int8_t>(q);
+      st(residual.data(), i, x - q * dq);
+      amax = std::max(amax, std::fabs(x));
+    }
+    amax_prev = amax;
+    benchmark::DoNotOptimize(codes.data());
+    benchmark::ClobberMemory();
+  }
+  qbench::set_counters(s, n * n, n * n * (4 + 1 + 2 * sizeof(R)));
+}
+
+template <class Fn>
+void reg(const std::string& name, Fn fn, const std::vector<std::int64_t>& sizes) {
+  auto* b = benchmark::RegisterBenchmark(name.c_str(), fn);
+  for (auto n : sizes) b->Arg(n);
+  b->Unit(benchmark::kMillisecond);  // CPU time: the shared VM steals wall time (docs/performance.md)
+}
+
+template <class T>
+void reg_typed(const std::vector<std::int64_t>& sizes) {
+  const std::string t = tname<T>();
+  reg("quantize_int8_g128_" + t, bm_quantize<T>, sizes);
+  reg("scalar_quantize_int8_g128_" + t, bm_scalar_quantize<T>, sizes);
+  reg("quantize_pack_w4a16_" + t, bm_quantize_pack<T>, sizes);
+  reg("scalar_quantize_pack_w4a16_" + t, bm_scalar_quantize_pack<T>, sizes);
+  reg("dequantize_int8_g128_to_" + t, bm_dequantize<T>, sizes);
+  reg("scalar_dequantize_int8_g128_to_" + t, bm_scalar_dequantize<T>, sizes);
+  reg("fake_quant_int8_g128_" + t, bm_fake_quant<T>, sizes);
+  reg("scalar_fake_quant_int8_g128_" + t, bm_scalar_fake_quant<T>, sizes);
+  reg(std::string("grad_int8_feedback_res_") + t, bm_grad_int8<T>, sizes);
+  reg(std::string("scalar_grad_int8_feedback_res_") + t, bm_scalar_grad_int8<T>, sizes);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::int64_t> sizes = {512, 4096};
+  std::vector<char*> args;
+  bool have_min_time = false;
+  for (int i = 0; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--large") == 0) { sizes.push_back(8192); continue; }
+    if (std::strncmp(argv[i], "--benchmark_min_time", 20) == 0) have_min_time = true;
+    args.push_back(argv[i]);
+  }
+  static char min_time[] = "--benchmark_min_time=0.05";
+  if (!have_min_time) args.insert(args.begin() + 1, min_time);
+  reg("copy", bm_copy, sizes);
+  reg_typed<float>(sizes);
+  reg_typed<std::uint16_t>(sizes);
+  int ac = static_cast<int>(args.size());
+  return qbench::run_with_ratios(ac, args.data());
+}
