@@ -522,7 +522,105 @@ def groupquant(out):
     print("wrote", path, os.path.getsize(path), "bytes,", len(cases), "cases")
 
 
+def convert(out):
+    """qnum-convert: a tiny synthetic HF checkpoint (2 shards + index, bf16/fp16/fp32, odd shapes, one layer the
+    test excludes with --exclude o_proj) and the expected quantized tensors from the reference code:
+    compressed-tensors 0.20 calculate_qparams + PackedQuantizationCompressor.compress (W4A16 g128 sym with bf16
+    scale_dtype; g32 asym with fp32 scales), DeepGEMM per_block_cast_to_fp8 (numerics.md section 8, copied)."""
+    import json
+    import torch
+    from safetensors.torch import save_file
+    from compressed_tensors.compressors.pack_quantized.base import PackedQuantizationCompressor
+    from compressed_tensors.quantization import QuantizationScheme, QuantizationArgs
+    from compressed_tensors.quantization.utils.helpers import calculate_qparams
+
+    gen = torch.Generator().manual_seed(7)
+
+    def w(n, k, dt, std=0.05):
+        return (torch.randn(n, k, generator=gen) * std).to(dt)
+
+    shard1 = {
+        "model.embed_tokens.weight": w(40, 128, torch.bfloat16),
+        "model.layers.0.input_layernorm.weight": (1 + torch.randn(128, generator=gen) * 0.1).to(torch.bfloat16),
+        "model.layers.0.self_attn.q_proj.weight": w(136, 128, torch.bfloat16),
+        "model.layers.0.self_attn.k_proj.weight": w(9, 256, torch.float32),
+        "model.layers.0.self_attn.o_proj.weight": w(128, 128, torch.bfloat16),   # excluded by the test
+        "model.layers.0.self_attn.rotary_emb.inv_freq": torch.rand(32, generator=gen),
+    }
+    big = w(130, 256, torch.bfloat16)
+    big[3, 5] = 40.0            # an outlier: one group/block with a large scale
+    big[129, :] = 0.0           # an all-zero row (sym eps rule; fp8 tail block)
+    shard2 = {
+        "model.layers.0.mlp.down_proj.weight": big,
+        "model.layers.0.mlp.gate_proj.weight": w(200, 128, torch.float16),
+        "model.norm.weight": torch.ones(128, dtype=torch.bfloat16),
+        "lm_head.weight": w(40, 128, torch.bfloat16),
+        "model.layers.0.step": torch.tensor([3], dtype=torch.int64),
+    }
+    d = os.path.join(out, "convert", "ckpt")
+    os.makedirs(d, exist_ok=True)
+    files = {"model-00001-of-00002.safetensors": shard1, "model-00002-of-00002.safetensors": shard2}
+    wm = {}
+    total = 0
+    for fn, sd in files.items():
+        save_file(sd, os.path.join(d, fn), metadata={"format": "pt"})
+        for k, v in sd.items():
+            wm[k] = fn
+            total += v.numel() * v.element_size()
+    with open(os.path.join(d, "model.safetensors.index.json"), "w") as f:
+        json.dump({"metadata": {"total_size": total}, "weight_map": wm}, f, indent=2)
+    with open(os.path.join(d, "config.json"), "w") as f:
+        json.dump({"architectures": ["LlamaForCausalLM"], "hidden_size": 128, "torch_dtype": "bfloat16"}, f, indent=2)
+
+    quant = {k: v for sd in files.values() for k, v in sd.items()
+             if k.endswith(".weight") and v.dim() == 2 and "o_proj" not in k and "embed" not in k and "lm_head" not in k}
+
+    for g, sym in ((128, True), (32, False)):
+        kw = dict(num_bits=4, type="int", strategy="group", group_size=g, symmetric=sym)
+        if sym:
+            kw["scale_dtype"] = torch.bfloat16
+        args = QuantizationArgs(**kw)
+        scheme = QuantizationScheme(targets=["Linear"], weights=args)
+        res = {}
+        for name, wt in quant.items():
+            x = wt.float()
+            n, k = x.shape
+            xv = x.view(n, k // g, g)
+            scale, zp = calculate_qparams(xv.amin(-1), xv.amax(-1), args)
+            scale = scale.to(torch.bfloat16) if sym else scale.float()
+            sd = {"weight": x, "weight_scale": scale, "weight_zero_point": zp.to(torch.int8)}
+            comp = PackedQuantizationCompressor.compress(sd, scheme)
+            m = name[: -len(".weight")]
+            for key, val in comp.items():
+                res[m + "." + key] = val.contiguous()
+        path = os.path.join(out, "convert", "golden_w4a16_g%d_%s.safetensors" % (g, "sym" if sym else "asym"))
+        save_file(res, path)
+        print("wrote", path, os.path.getsize(path), "bytes:", sorted({k.split(".")[-1] + ":" + str(v.dtype) for k, v in res.items()}))
+
+    # DeepGEMM deep_gemm/utils/math.py (54e22612) per_block_cast_to_fp8, copied (use_ue8m0=False).
+    def per_block_cast_to_fp8(x, gran_k=128):
+        m, n = x.shape
+        pm, pn = (m + 127) // 128 * 128, (n + gran_k - 1) // gran_k * gran_k
+        x_padded = torch.zeros((pm, pn), dtype=x.dtype)
+        x_padded[:m, :n] = x
+        x_view = x_padded.view(-1, 128, x_padded.size(1) // gran_k, gran_k)
+        x_amax = x_view.abs().float().amax(dim=(1, 3), keepdim=True).clamp(1e-4)
+        sf = x_amax / 448.0
+        x_scaled = (x_view * (1.0 / sf)).to(torch.float8_e4m3fn)
+        return x_scaled.view_as(x_padded)[:m, :n].contiguous(), sf.view(x_view.size(0), x_view.size(2))
+
+    res = {}
+    for name, wt in quant.items():
+        q, sf = per_block_cast_to_fp8(wt)
+        res[name] = q
+        res[name[: -len(".weight")] + ".weight_scale_inv"] = sf.float().contiguous()
+    path = os.path.join(out, "convert", "golden_fp8_block.safetensors")
+    save_file(res, path)
+    print("wrote", path, os.path.getsize(path), "bytes")
+
+
 SECTIONS = {"codecs": codecs, "philox": philox, "layouts": layouts, "groupquant": groupquant}
+SECTIONS["convert"] = convert
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()

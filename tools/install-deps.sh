@@ -9,7 +9,7 @@ command -v ninja >/dev/null 2>&1 || need+=(ninja-build)
 command -v g++ >/dev/null 2>&1 || need+=(g++)
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 command -v python3 >/dev/null 2>&1 || need+=(python3)
-for pkg in doctest-dev libbenchmark-dev; do
+for pkg in doctest-dev libbenchmark-dev nlohmann-json3-dev; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 for pkg in "$@"; do  # extra packages a caller asks for (e.g. clang for the fuzzers)

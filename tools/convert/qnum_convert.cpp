@@ -1,0 +1,466 @@
+// qnum-convert: quantize a Hugging Face safetensors checkpoint into compressed-tensors W4A16 or DeepSeek FP8 block weights.
+//
+//   qnum-convert --format w4a16 [--group 32|128] [--asym] [--include RE]... [--exclude RE]... [--threads N] IN OUT
+//   qnum-convert --format fp8-block [...] IN OUT
+//
+// IN: a checkpoint directory (model.safetensors.index.json + shards, or *.safetensors) or one .safetensors file.
+// OUT: a directory; every shard keeps its file name, non-quantized tensors are copied byte for byte,
+// config.json gets quantization_config, the index is rewritten, other files (tokenizer, ...) are copied.
+// Every input header is validated before anything is written; every output goes to a hidden temporary
+// name and is renamed only when all of them are complete. Numerics: qnum presets (docs/schemes.md):
+//   w4a16 sym : ct_w4a16_sym_bf16 (s = bf16(amax/7.5) from the fp32-upcast weight, codes with the bf16 scale)
+//   w4a16 asym: ct_w4a16_asym (fp32 scale; compressed-tensors computes the zero point with the fp32 scale)
+//   fp8-block : deepgemm_fp8 over 128x128 blocks (DeepGEMM per_block_cast_to_fp8)
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <regex>
+#include <thread>
+
+#include "qnum/layout/compressed_tensors.hpp"
+#include "qnum/layout/fp8_block.hpp"
+#include "qnum/presets.hpp"
+#include "qnum/quantize_tensor.hpp"
+#include "safetensors.hpp"
+
+namespace fs = std::filesystem;
+using json = nlohmann::ordered_json;
+using qconv::safetensors_file;
+using qconv::tensor_info;
+
+namespace {
+
+enum class out_format { w4a16, fp8_block };
+
+struct options {
+  out_format format = out_format::w4a16;
+  std::int64_t group = 128;
+  bool asym = false;
+  std::vector<std::regex> include, exclude;
+  std::vector<std::string> include_s, exclude_s;
+  int threads = 0;
+  bool progress = true;
+  std::string in, out;
+};
+
+struct conv_error {
+  std::string msg;
+};
+[[noreturn]] void fail(const std::string& m) { throw conv_error{m}; }
+
+// One output tensor: either a copy of a source tensor or one part of a quantized source.
+struct out_tensor {
+  std::string name, dtype;
+  std::vector<std::int64_t> shape;
+  std::uint64_t bytes = 0;
+};
+struct source_plan {
+  const tensor_info* src = nullptr;
+  bool quantize = false;
+  std::vector<out_tensor> outs;
+};
+
+bool default_selected(const tensor_info& t) {
+  static const std::regex skip("(embed|norm|lm_head|wte|wpe)", std::regex::icase);
+  const std::string suffix = ".weight";
+  return t.shape.size() == 2 && t.name.size() > suffix.size() &&
+         t.name.compare(t.name.size() - suffix.size(), suffix.size(), suffix) == 0 && !std::regex_search(t.name, skip);
+}
+
+bool selected(const options& o, const tensor_info& t) {
+  bool sel;
+  if (o.include.empty()) {
+    sel = default_selected(t);
+  } else {
+    sel = false;
+    for (auto& r : o.include) sel = sel || std::regex_search(t.name, r);
+  }
+  for (auto& r : o.exclude)
+    if (std::regex_search(t.name, r)) sel = false;
+  return sel;
+}
+
+std::string module_of(const std::string& name) { return name.substr(0, name.size() - std::string(".weight").size()); }
+
+source_plan plan_source(const options& o, const safetensors_file& f, const tensor_info& t) {
+  source_plan p;
+  p.src = &t;
+  p.quantize = selected(o, t);
+  if (!p.quantize) {
+    p.outs.push_back({t.name, t.dtype, t.shape, t.end - t.begin});
+    return p;
+  }
+  const std::string where = f.path() + ": tensor '" + t.name + "': ";
+  if (t.shape.size() != 2) fail(where + "selected for quantization but not 2-D");
+  if (t.name.size() < 8 || t.name.compare(t.name.size() - 7, 7, ".weight") != 0)
+    fail(where + "selected for quantization but its name does not end in .weight");
+  if (t.dtype != "BF16" && t.dtype != "F16" && t.dtype != "F32")
+    fail(where + "unsupported dtype '" + t.dtype + "' for quantization (needs BF16, F16 or F32)");
+  const std::int64_t n = t.shape[0], k = t.shape[1];
+  const std::string m = module_of(t.name);
+  if (o.format == out_format::w4a16) {
+    if (k % o.group != 0)
+      fail(where + "in_features " + std::to_string(k) + " is not a multiple of the group size " + std::to_string(o.group));
+    qnum::ct_pack_quantized_shape s;
+    if (qnum::ct_pack_quantized_layout(n, k, 4, o.group, &s) != qnum::pack_status::ok) fail(where + "bad shape");
+    if (n > 0x7FFFFFFF || k > 0x7FFFFFFF) fail(where + "shape does not fit int32 weight_shape");
+    p.outs.push_back({m + ".weight_packed", "I32", {s.packed_rows, s.packed_cols}, std::uint64_t(s.packed_rows * s.packed_cols) * 4});
+    const int sb = o.asym ? 4 : 2;
+    p.outs.push_back({m + ".weight_scale", o.asym ? "F32" : "BF16", {s.scale_rows, s.scale_cols},
+                      std::uint64_t(s.scale_rows * s.scale_cols) * sb});
+    if (o.asym)
+      p.outs.push_back({m + ".weight_zero_point", "I32", {s.zp_rows, s.zp_cols}, std::uint64_t(s.zp_rows * s.zp_cols) * 4});
+    // compressed-tensors 0.20's compressor writes weight_shape as int64 (torch.tensor(shape)).
+    p.outs.push_back({m + ".weight_shape", "I64", {2}, 16});
+  } else {
+    qnum::fp8_block_shape s;
+    if (qnum::fp8_block_layout(n, k, &s) != qnum::pack_status::ok) fail(where + "bad shape");
+    p.outs.push_back({t.name, "F8_E4M3", {n, k}, std::uint64_t(n * k)});
+    p.outs.push_back({m + ".weight_scale_inv", "F32", {s.scale_rows, s.scale_cols}, std::uint64_t(s.scale_rows * s.scale_cols) * 4});
+  }
+  return p;
+}
+
+// Runs fn(r0, r1) over row ranges (multiples of `align`) on `threads` threads. Every group lies inside
+// one range, so the result is the same bits for any thread count.
+void parallel_rows(std::int64_t rows, std::int64_t align, int threads, const std::function<void(std::int64_t, std::int64_t)>& fn) {
+  const std::int64_t units = (rows + align - 1) / align;
+  const std::int64_t nt = std::max<std::int64_t>(1, std::min<std::int64_t>(threads, units));
+  if (nt == 1) {
+    fn(0, rows);
+    return;
+  }
+  std::vector<std::thread> ts;
+  for (std::int64_t i = 0; i < nt; ++i) {
+    const std::int64_t r0 = std::min(rows, units * i / nt * align), r1 = std::min(rows, units * (i + 1) / nt * align);
+    ts.emplace_back([&fn, r0, r1] { fn(r0, r1); });
+  }
+  for (auto& t : ts) t.join();
+}
+
+template <class T>
+qnum::matrix_view<const T> rows_of(const std::uint8_t* base, const std::string& dtype, std::int64_t r0, std::int64_t r1,
+                                   std::int64_t k) {
+  const T* p = reinterpret_cast<const T*>(base) + r0 * k;
+  return {p, r1 - r0, k, k, dtype == "F16" ? qnum::tensor_type::fp16 : dtype == "BF16" ? qnum::tensor_type::bf16 : qnum::tensor_type::fp32};
+}
+
+// Quantizes one source tensor; returns the output buffers in plan order.
+template <class T>
+std::vector<std::vector<std::uint8_t>> quantize_tensor(const options& o, const std::string& where, const std::uint8_t* data,
+                                                       const tensor_info& t, const source_plan& p) {
+  const std::int64_t n = t.shape[0], k = t.shape[1];
+  std::vector<std::vector<std::uint8_t>> bufs;
+  for (auto& ot : p.outs) bufs.emplace_back(ot.bytes);
+  const int threads = o.threads;
+  std::atomic<int> bad{0};
+  if (o.format == out_format::fp8_block) {
+    qnum::fp8_block_shape s;
+    qnum::fp8_block_layout(n, k, &s);
+    std::uint8_t* codes = bufs[0].data();
+    float* scales = reinterpret_cast<float*>(bufs[1].data());
+    parallel_rows(n, 128, threads, [&](std::int64_t r0, std::int64_t r1) {
+      const std::int64_t b0 = r0 / 128, b1 = (r1 + 127) / 128;
+      auto st = qnum::quantize(qnum::presets::deepgemm_fp8, rows_of<T>(data, t.dtype, r0, r1, k), qnum::presets::deepseek_weight,
+                               qnum::view(codes + r0 * k, r1 - r0, k), qnum::scales_of(scales + b0 * s.scale_cols, b1 - b0, s.scale_cols));
+      if (st != qnum::status::ok) bad = 1;
+    });
+    if (bad) fail(where + "quantization failed");
+    return bufs;
+  }
+  const std::int64_t g = o.group, groups = k / g;
+  std::vector<std::uint8_t> codes(static_cast<std::size_t>(n * k));
+  std::vector<std::int32_t> zeros(o.asym ? static_cast<std::size_t>(n * groups) : 0);
+  parallel_rows(n, 1, threads, [&](std::int64_t r0, std::int64_t r1) {
+    auto in = rows_of<T>(data, t.dtype, r0, r1, k);
+    auto cv = qnum::view(codes.data() + r0 * k, r1 - r0, k);
+    qnum::status st;
+    if (o.asym) {
+      float* sc = reinterpret_cast<float*>(bufs[1].data()) + r0 * groups;
+      st = qnum::quantize(qnum::presets::ct_w4a16_asym, in, qnum::group_size(g), cv, qnum::scales_of(sc, r1 - r0, groups),
+                          qnum::view(zeros.data() + r0 * groups, r1 - r0, groups));
+    } else {
+      std::uint16_t* sc = reinterpret_cast<std::uint16_t*>(bufs[1].data()) + r0 * groups;
+      st = qnum::quantize(qnum::presets::ct_w4a16_sym_bf16, in, qnum::group_size(g), cv, qnum::scales_of(sc, r1 - r0, groups));
+    }
+    if (st != qnum::status::ok) bad = 1;
+    // int4 codes are two's complement in the low 4 bits: sign-extend in place to int8.
+    for (std::int64_t i = r0 * k; i < r1 * k; ++i)
+      codes[i] = static_cast<std::uint8_t>(static_cast<std::int8_t>(static_cast<std::uint8_t>(codes[i] << 4)) >> 4);
+  });
+  if (bad) fail(where + "quantization failed");
+  const auto* q = reinterpret_cast<const std::int8_t*>(codes.data());
+  if (qnum::ct_pack_weight(q, n, k, 4, reinterpret_cast<std::uint32_t*>(bufs[0].data())) != qnum::pack_status::ok)
+    fail(where + "packing failed");
+  std::size_t next = 2;
+  if (o.asym) {
+    std::vector<std::int8_t> zp(zeros.size());
+    for (std::size_t i = 0; i < zeros.size(); ++i) zp[i] = static_cast<std::int8_t>(zeros[i]);
+    if (qnum::ct_pack_zero_point(zp.data(), n, groups, 4, reinterpret_cast<std::uint32_t*>(bufs[2].data())) != qnum::pack_status::ok)
+      fail(where + "zero-point packing failed");
+    next = 3;
+  }
+  const std::int64_t shape[2] = {n, k};
+  std::memcpy(bufs[next].data(), shape, sizeof shape);
+  return bufs;
+}
+
+struct progress {
+  bool tty = false, enabled = true;
+  std::size_t total_tensors = 0, done = 0;
+  std::uint64_t total_bytes = 0, bytes = 0;
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  void step(const std::string& name, const std::string& what, std::uint64_t b) {
+    ++done;
+    bytes += b;
+    if (!enabled) return;
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double rate = secs > 0 ? bytes / secs / 1e6 : 0.0;
+    if (tty) {
+      const int width = 30, fill = total_bytes ? int(width * double(bytes) / double(total_bytes)) : width;
+      std::fprintf(stderr, "\r[%s%s] %zu/%zu tensors  %.1f/%.1f MB  %.0f MB/s ", std::string(fill, '#').c_str(),
+                   std::string(width - fill, ' ').c_str(), done, total_tensors, bytes / 1e6, total_bytes / 1e6, rate);
+      if (done == total_tensors) std::fprintf(stderr, "\n");
+    } else {
+      std::fprintf(stderr, "qnum-convert: [%zu/%zu] %s %s (%.1f MB, %.0f MB/s)\n", done, total_tensors, name.c_str(), what.c_str(),
+                   b / 1e6, rate);
+    }
+  }
+};
+
+std::string tmp_name(const fs::path& final_path) {
+  return (final_path.parent_path() / ("." + final_path.filename().string() + ".qnum-tmp")).string();
+}
+
+void write_all(std::FILE* f, const void* p, std::size_t n, const std::string& path) {
+  if (n && std::fwrite(p, 1, n, f) != n) fail(path + ": write failed");
+}
+
+void write_text(const std::string& tmp, const std::string& text) {
+  std::ofstream f(tmp, std::ios::binary);
+  f << text;
+  f.close();
+  if (!f) fail(tmp + ": write failed");
+}
+
+void usage() {
+  std::fprintf(stderr,
+               "usage: qnum-convert --format w4a16|fp8-block [--group 32|128] [--asym] [--include REGEX]...\n"
+               "                    [--exclude REGEX]... [--threads N] [--no-progress] INPUT OUTPUT_DIR\n"
+               "  INPUT: checkpoint directory (model.safetensors.index.json or *.safetensors) or a .safetensors file\n"
+               "  default layers: 2-D tensors named *.weight except embeddings, norms and lm_head\n");
+}
+
+int run(const options& o) {
+  std::vector<std::string> files;
+  std::string err;
+  if (!qconv::list_checkpoint(o.in, files, err)) fail(err);
+  // 1. Open and validate every input, plan every output, before writing anything.
+  std::vector<std::unique_ptr<safetensors_file>> inputs;
+  std::vector<std::vector<source_plan>> plans;
+  progress prog;
+  json ignore = json::array();
+  for (auto& path : files) {
+    auto f = std::make_unique<safetensors_file>();
+    if (!f->open(path, err)) fail(err);
+    std::vector<source_plan> ps;
+    for (auto& t : f->tensors()) {
+      ps.push_back(plan_source(o, *f, t));
+      ++prog.total_tensors;
+      prog.total_bytes += t.end - t.begin;
+      if (!ps.back().quantize && t.shape.size() == 2 && t.name.size() > 7 && t.name.compare(t.name.size() - 7, 7, ".weight") == 0)
+        ignore.push_back(module_of(t.name));
+    }
+    inputs.push_back(std::move(f));
+    plans.push_back(std::move(ps));
+  }
+  fs::create_directories(o.out);
+  const bool from_dir = fs::is_directory(o.in);
+  std::vector<std::pair<std::string, std::string>> renames;  // tmp -> final
+  auto cleanup = [&] {
+    std::error_code ec;
+    for (auto& r : renames) fs::remove(r.first, ec);
+  };
+  try {
+    json weight_map = json::object();
+    std::uint64_t total_size = 0;
+    prog.tty = isatty(2) != 0;
+    prog.enabled = o.progress;
+    // 2. Shards.
+    for (std::size_t fi = 0; fi < inputs.size(); ++fi) {
+      const safetensors_file& f = *inputs[fi];
+      const fs::path final_path = fs::path(o.out) / fs::path(f.path()).filename();
+      const std::string tmp = tmp_name(final_path);
+      renames.push_back({tmp, final_path.string()});
+      json header = json::object();
+      header["__metadata__"] = f.metadata().is_object() ? f.metadata() : json{{"format", "pt"}};
+      std::uint64_t off = 0;
+      for (auto& p : plans[fi])
+        for (auto& ot : p.outs) {
+          header[ot.name] = {{"dtype", ot.dtype}, {"shape", ot.shape}, {"data_offsets", {off, off + ot.bytes}}};
+          weight_map[ot.name] = final_path.filename().string();
+          off += ot.bytes;
+          total_size += ot.bytes;
+        }
+      std::string hs = header.dump();
+      while (hs.size() % 8 != 0) hs += ' ';
+      std::FILE* out = std::fopen(tmp.c_str(), "wb");
+      if (out == nullptr) fail(tmp + ": cannot create");
+      std::unique_ptr<std::FILE, int (*)(std::FILE*)> guard(out, &std::fclose);
+      std::uint8_t len[8];
+      for (int i = 0; i < 8; ++i) len[i] = static_cast<std::uint8_t>(std::uint64_t(hs.size()) >> (8 * i));
+      write_all(out, len, 8, tmp);
+      write_all(out, hs.data(), hs.size(), tmp);
+      for (auto& p : plans[fi]) {
+        const tensor_info& t = *p.src;
+        const std::uint8_t* data = f.data(t);
+        if (!p.quantize) {
+          write_all(out, data, t.end - t.begin, tmp);
+          prog.step(t.name, "copied", t.end - t.begin);
+        } else {
+          const std::string where = f.path() + ": tensor '" + t.name + "': ";
+          auto bufs = t.dtype == "F32" ? quantize_tensor<float>(o, where, data, t, p)
+                                       : quantize_tensor<std::uint16_t>(o, where, data, t, p);
+          for (auto& b : bufs) write_all(out, b.data(), b.size(), tmp);
+          prog.step(t.name, o.format == out_format::w4a16 ? "-> w4a16" : "-> fp8 block", t.end - t.begin);
+        }
+        f.release(t);
+      }
+      if (std::fflush(out) != 0 || fsync(fileno(out)) != 0) fail(tmp + ": write failed");
+    }
+    // 3. config.json, index, other files.
+    json cfg = json::object();
+    const fs::path in_cfg = from_dir ? fs::path(o.in) / "config.json" : fs::path(o.in).parent_path() / "config.json";
+    if (fs::exists(in_cfg)) {
+      std::ifstream cf(in_cfg);
+      try {
+        cfg = json::parse(cf);
+      } catch (const std::exception& e) {
+        fail(in_cfg.string() + ": corrupt JSON: " + e.what());
+      }
+    }
+    if (o.format == out_format::w4a16) {
+      json w = {{"num_bits", 4}, {"type", "int"}, {"symmetric", !o.asym}, {"group_size", o.group}, {"strategy", "group"},
+                {"block_structure", nullptr}, {"dynamic", false}, {"actorder", nullptr}, {"observer", "minmax"},
+                {"observer_kwargs", json::object()}};
+      cfg["quantization_config"] = {
+          {"quant_method", "compressed-tensors"},
+          {"format", "pack-quantized"},
+          {"quantization_status", "compressed"},
+          {"config_groups", {{"group_0", {{"targets", {"Linear"}}, {"weights", w}, {"input_activations", nullptr},
+                                          {"output_activations", nullptr}, {"format", "pack-quantized"}}}}},
+          {"ignore", ignore}};
+    } else {
+      cfg["quantization_config"] = {{"quant_method", "fp8"}, {"fmt", "e4m3"}, {"activation_scheme", "dynamic"},
+                                    {"weight_block_size", {128, 128}}};
+    }
+    const fs::path out_cfg = fs::path(o.out) / "config.json";
+    renames.push_back({tmp_name(out_cfg), out_cfg.string()});
+    write_text(renames.back().first, cfg.dump(2) + "\n");
+    if (from_dir && (files.size() > 1 || fs::exists(fs::path(o.in) / "model.safetensors.index.json"))) {
+      json idx = {{"metadata", {{"total_size", total_size}}}, {"weight_map", weight_map}};
+      const fs::path out_idx = fs::path(o.out) / "model.safetensors.index.json";
+      renames.push_back({tmp_name(out_idx), out_idx.string()});
+      write_text(renames.back().first, idx.dump(2) + "\n");
+    }
+    if (from_dir) {
+      for (auto& e : fs::directory_iterator(o.in)) {
+        const std::string fn = e.path().filename().string();
+        if (!e.is_regular_file() || e.path().extension() == ".safetensors" || fn == "config.json" ||
+            fn == "model.safetensors.index.json" || fn.empty() || fn[0] == '.')
+          continue;
+        const fs::path dst = fs::path(o.out) / fn;
+        renames.push_back({tmp_name(dst), dst.string()});
+        fs::copy_file(e.path(), renames.back().first, fs::copy_options::overwrite_existing);
+      }
+    }
+    // 4. Everything complete: rename into place.
+    for (auto& r : renames) fs::rename(r.first, r.second);
+  } catch (...) {
+    cleanup();
+    throw;
+  }
+  std::fprintf(stderr, "qnum-convert: wrote %s (%zu tensors, %zu shards)\n", o.out.c_str(), prog.total_tensors, inputs.size());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  options o;
+  std::vector<std::string> pos;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        usage();
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    try {
+      if (a == "--format") {
+        const std::string f = next();
+        if (f == "w4a16") o.format = out_format::w4a16;
+        else if (f == "fp8-block") o.format = out_format::fp8_block;
+        else {
+          std::fprintf(stderr, "qnum-convert: unknown format '%s'\n", f.c_str());
+          return 2;
+        }
+      } else if (a == "--group") {
+        o.group = std::stoll(next());
+        if (o.group != 32 && o.group != 128) {
+          std::fprintf(stderr, "qnum-convert: --group must be 32 or 128\n");
+          return 2;
+        }
+      } else if (a == "--asym") {
+        o.asym = true;
+      } else if (a == "--include") {
+        o.include.emplace_back(next());
+      } else if (a == "--exclude") {
+        o.exclude.emplace_back(next());
+      } else if (a == "--threads") {
+        o.threads = std::stoi(next());
+      } else if (a == "--no-progress") {
+        o.progress = false;
+      } else if (a == "-h" || a == "--help") {
+        usage();
+        return 0;
+      } else if (!a.empty() && a[0] == '-') {
+        usage();
+        return 2;
+      } else {
+        pos.push_back(a);
+      }
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "qnum-convert: bad argument for %s: %s\n", a.c_str(), e.what());
+      return 2;
+    }
+  }
+  if (pos.size() != 2) {
+    usage();
+    return 2;
+  }
+  o.in = pos[0];
+  o.out = pos[1];
+  if (o.threads <= 0) o.threads = std::max(1u, std::thread::hardware_concurrency());
+  std::error_code ec;
+  if (fs::exists(o.out, ec) && fs::equivalent(o.in, o.out, ec)) {
+    std::fprintf(stderr, "qnum-convert: error: output directory is the input\n");
+    return 2;
+  }
+  try {
+    return run(o);
+  } catch (const conv_error& e) {
+    std::fprintf(stderr, "qnum-convert: error: %s\n", e.msg.c_str());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "qnum-convert: error: %s\n", e.what());
+  }
+  return 1;
+}
