@@ -9,7 +9,7 @@
 //   weight_zero_point  int32  [ceil(N*bits/32), G]  asymmetric only: signed zero points (quantized in
 //                                                  the signed domain, [-8,7] for int4) packed along N
 //                                                  (pack_to_int32, packed_dim=0), offset-binary
-//   weight_shape       int32  [2] = {N, K}
+//   weight_shape       [2] = {N, K} (int32 here; compressed-tensors 0.20 writes int64, as qnum-convert does)
 // Dequantization (compressed-tensors): w = (q - zp) * scale, zp = 0 when symmetric.
 #pragma once
 
