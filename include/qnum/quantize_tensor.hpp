@@ -94,10 +94,10 @@ constexpr rounding stochastic_seed(std::uint64_t seed) { return {rounding_mode::
 
 namespace detail {
 
-inline float load_elem(const float* p, tensor_type) { return *p; }
-inline float load_elem(const std::uint16_t* p, tensor_type t) { return t == tensor_type::fp16 ? from_fp16(*p) : from_bf16(*p); }
-inline void store_elem(float* p, tensor_type, float v) { *p = v; }
-inline void store_elem(std::uint16_t* p, tensor_type t, float v) { *p = t == tensor_type::fp16 ? to_fp16(v) : to_bf16(v); }
+QNUM_HD float load_elem(const float* p, tensor_type) { return *p; }
+QNUM_HD float load_elem(const std::uint16_t* p, tensor_type t) { return t == tensor_type::fp16 ? from_fp16(*p) : from_bf16(*p); }
+QNUM_HD void store_elem(float* p, tensor_type, float v) { *p = v; }
+QNUM_HD void store_elem(std::uint16_t* p, tensor_type t, float v) { *p = t == tensor_type::fp16 ? to_fp16(v) : to_bf16(v); }
 
 struct grid {
   std::int64_t gr = 1, gc = 1, nr = 0, nc = 0;  // group rows/cols, number of groups down/across
@@ -134,13 +134,13 @@ inline status check_zeros(const matrix_view<std::int32_t>& z, const grid& g, boo
   return status::ok;
 }
 
-inline void write_scale(const scale_view& s, std::int64_t i, std::int64_t j, std::uint32_t code) {
+QNUM_HD void write_scale(const scale_view& s, std::int64_t i, std::int64_t j, std::uint32_t code) {
   const std::int64_t k = i * s.row_stride + j;
   if (s.elem_bytes == 4) static_cast<std::uint32_t*>(s.data)[k] = code;
   else if (s.elem_bytes == 2) static_cast<std::uint16_t*>(s.data)[k] = static_cast<std::uint16_t>(code);
   else static_cast<std::uint8_t*>(s.data)[k] = static_cast<std::uint8_t>(code);
 }
-inline std::uint32_t read_scale(const scale_view& s, std::int64_t i, std::int64_t j) {
+QNUM_HD std::uint32_t read_scale(const scale_view& s, std::int64_t i, std::int64_t j) {
   const std::int64_t k = i * s.row_stride + j;
   if (s.elem_bytes == 4) return static_cast<const std::uint32_t*>(s.data)[k];
   if (s.elem_bytes == 2) return static_cast<const std::uint16_t*>(s.data)[k];
@@ -149,7 +149,7 @@ inline std::uint32_t read_scale(const scale_view& s, std::int64_t i, std::int64_
 
 // Rebuild a group's dequantization parameters from a stored scale code (and zero point).
 template <class F>
-group_params params_from_stored(const scheme<F>& s, std::uint32_t code, std::int32_t zero, float outer) {
+QNUM_HD group_params params_from_stored(const scheme<F>& s, std::uint32_t code, std::int32_t zero, float outer) {
   group_params p;
   float v;
   switch (s.store) {
@@ -188,7 +188,7 @@ void for_each_group(std::int64_t rows, std::int64_t cols, const grid& g, Fn&& fn
 }
 
 template <class F>
-code_t<F> quantize_with(const scheme<F>& s, const group_params& p, float x, const rounding& rd, std::int64_t idx) {
+QNUM_HD code_t<F> quantize_with(const scheme<F>& s, const group_params& p, float x, const rounding& rd, std::int64_t idx) {
   if (rd.mode == rounding_mode::stochastic)
     return quantize_value(s, p, x, stochastic(random_bits(rd.seed, static_cast<std::uint64_t>(idx))));
   return quantize_value(s, p, x, rne);
