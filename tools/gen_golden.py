@@ -324,6 +324,8 @@ def _u32(t):
 
 def groupquant(out):
     import torch
+
+    torch.manual_seed(20261121)  # every draw below is reproducible, seeded or from this global seed
     from torchao.quantization import quant_primitives as qp
     from compressed_tensors.quantization import QuantizationArgs
     from compressed_tensors.quantization.utils.helpers import calculate_qparams
@@ -454,16 +456,7 @@ def groupquant(out):
         return (x_view * (1.0 / sf.unsqueeze(2))).to(torch.float8_e4m3fn).view(m, padded_n)[:, :n].contiguous(), sf
 
     def per_block_cast_to_fp8(x, use_ue8m0, gran_k=128):
-        m, n = x.shape
-        pm, pn = (m + 127) // 128 * 128, (n + gran_k - 1) // gran_k * gran_k
-        x_padded = torch.zeros((pm, pn), dtype=x.dtype)
-        x_padded[:m, :n] = x
-        x_view = x_padded.view(-1, 128, x_padded.size(1) // gran_k, gran_k)
-        x_amax = x_view.abs().float().amax(dim=(1, 3), keepdim=True).clamp(1e-4)
-        sf = x_amax / 448.0
-        sf = ceil_to_ue8m0(sf) if use_ue8m0 else sf
-        x_scaled = (x_view * (1.0 / sf)).to(torch.float8_e4m3fn)
-        return x_scaled.view_as(x_padded)[:m, :n].contiguous(), sf.view(x_view.size(0), x_view.size(2))
+        return deepgemm_per_block_cast_to_fp8(x, use_ue8m0, ceil_to_ue8m0, gran_k)
 
     for ue in (False, True):
         x = _gq_inputs(6, 320, 128, 448.0, 31, torch.bfloat16)
@@ -597,17 +590,8 @@ def convert(out):
         save_file(res, path)
         print("wrote", path, os.path.getsize(path), "bytes:", sorted({k.split(".")[-1] + ":" + str(v.dtype) for k, v in res.items()}))
 
-    # DeepGEMM deep_gemm/utils/math.py (54e22612) per_block_cast_to_fp8, copied (use_ue8m0=False).
     def per_block_cast_to_fp8(x, gran_k=128):
-        m, n = x.shape
-        pm, pn = (m + 127) // 128 * 128, (n + gran_k - 1) // gran_k * gran_k
-        x_padded = torch.zeros((pm, pn), dtype=x.dtype)
-        x_padded[:m, :n] = x
-        x_view = x_padded.view(-1, 128, x_padded.size(1) // gran_k, gran_k)
-        x_amax = x_view.abs().float().amax(dim=(1, 3), keepdim=True).clamp(1e-4)
-        sf = x_amax / 448.0
-        x_scaled = (x_view * (1.0 / sf)).to(torch.float8_e4m3fn)
-        return x_scaled.view_as(x_padded)[:m, :n].contiguous(), sf.view(x_view.size(0), x_view.size(2))
+        return deepgemm_per_block_cast_to_fp8(x, False, None, gran_k)
 
     res = {}
     for name, wt in quant.items():
@@ -617,6 +601,22 @@ def convert(out):
     path = os.path.join(out, "convert", "golden_fp8_block.safetensors")
     save_file(res, path)
     print("wrote", path, os.path.getsize(path), "bytes")
+
+
+def deepgemm_per_block_cast_to_fp8(x, use_ue8m0, ceil_to_ue8m0=None, gran_k=128):
+    """DeepGEMM deep_gemm/utils/math.py (54e22612) per_block_cast_to_fp8: the reference formula, shared
+    by the groupquant and convert sections."""
+    import torch
+    m, n = x.shape
+    pm, pn = (m + 127) // 128 * 128, (n + gran_k - 1) // gran_k * gran_k
+    x_padded = torch.zeros((pm, pn), dtype=x.dtype)
+    x_padded[:m, :n] = x
+    x_view = x_padded.view(-1, 128, x_padded.size(1) // gran_k, gran_k)
+    x_amax = x_view.abs().float().amax(dim=(1, 3), keepdim=True).clamp(1e-4)
+    sf = x_amax / 448.0
+    sf = ceil_to_ue8m0(sf) if use_ue8m0 else sf
+    x_scaled = (x_view * (1.0 / sf)).to(torch.float8_e4m3fn)
+    return x_scaled.view_as(x_padded)[:m, :n].contiguous(), sf.view(x_view.size(0), x_view.size(2))
 
 
 SECTIONS = {"codecs": codecs, "philox": philox, "layouts": layouts, "groupquant": groupquant}
