@@ -194,6 +194,29 @@ QNUM_HD code_t<F> quantize_with(const scheme<F>& s, const group_params& p, float
   return quantize_value(s, p, x, rne);
 }
 
+// The checks shared by compute_scales and quantize: group grid, scale buffer, zero-point buffer (needed
+// for asymmetric schemes). `empty` is set (with status ok) when the tensor has no element.
+template <class F>
+status prepare_groups(const scheme<F>& s, std::int64_t rows, std::int64_t cols, group_shape groups,
+                      const scale_view& scales, const matrix_view<std::int32_t>& zeros, grid& g, bool& empty) {
+  if (status e = make_grid(rows, cols, groups, g); e != status::ok) return e;
+  empty = rows == 0 || cols == 0;
+  if (empty) return status::ok;
+  if (status e = check_scales(scales, g, scale_bytes(s.store)); e != status::ok) return e;
+  return check_zeros(zeros, g, s.kind == scheme_kind::asymmetric);
+}
+
+// Group (bi, bj)'s parameters from its data; its stored scale (and zero point, asymmetric) written out.
+template <class F, class T>
+group_params group_params_stored(const scheme<F>& s, const matrix_view<const T>& in, const grid& g, std::int64_t bi,
+                                 std::int64_t bj, float outer_scale, const scale_view& scales,
+                                 const matrix_view<std::int32_t>& zeros) {
+  const group_params p = compute_params(s, stats_of<F>(in, g, bi, bj), outer_scale);
+  write_scale(scales, bi, bj, p.scale_code);
+  if (s.kind == scheme_kind::asymmetric) zeros.data[bi * zeros.row_stride + bj] = p.zero;
+  return p;
+}
+
 }  // namespace detail
 
 template <class F, class T>
@@ -201,17 +224,11 @@ status compute_scales(const scheme<F>& s, matrix_view<const T> in, group_shape g
                       matrix_view<std::int32_t> zeros = {}, float outer_scale = 0.0f) {
   if (status e = detail::check_view(in); e != status::ok) return e;
   detail::grid g;
-  if (status e = detail::make_grid(in.rows, in.cols, groups, g); e != status::ok) return e;
-  if (in.rows == 0 || in.cols == 0) return status::ok;
-  if (status e = detail::check_scales(scales, g, scale_bytes(s.store)); e != status::ok) return e;
-  const bool asym = s.kind == scheme_kind::asymmetric;
-  if (status e = detail::check_zeros(zeros, g, asym); e != status::ok) return e;
+  bool empty = false;
+  if (status e = detail::prepare_groups(s, in.rows, in.cols, groups, scales, zeros, g, empty); e != status::ok || empty)
+    return e;
   for (std::int64_t bi = 0; bi < g.nr; ++bi)
-    for (std::int64_t bj = 0; bj < g.nc; ++bj) {
-      const group_params p = compute_params(s, detail::stats_of<F>(in, g, bi, bj), outer_scale);
-      detail::write_scale(scales, bi, bj, p.scale_code);
-      if (asym) zeros.data[bi * zeros.row_stride + bj] = p.zero;
-    }
+    for (std::int64_t bj = 0; bj < g.nc; ++bj) detail::group_params_stored(s, in, g, bi, bj, outer_scale, scales, zeros);
   return status::ok;
 }
 
@@ -222,16 +239,12 @@ status quantize(const scheme<F>& s, matrix_view<const T> in, group_shape groups,
   if (status e = detail::check_view(codes); e != status::ok) return e;
   if (codes.rows != in.rows || codes.cols != in.cols) return status::bad_shape;
   detail::grid g;
-  if (status e = detail::make_grid(in.rows, in.cols, groups, g); e != status::ok) return e;
-  if (in.rows == 0 || in.cols == 0) return status::ok;
-  if (status e = detail::check_scales(scales, g, scale_bytes(s.store)); e != status::ok) return e;
-  const bool asym = s.kind == scheme_kind::asymmetric;
-  if (status e = detail::check_zeros(zeros, g, asym); e != status::ok) return e;
+  bool empty = false;
+  if (status e = detail::prepare_groups(s, in.rows, in.cols, groups, scales, zeros, g, empty); e != status::ok || empty)
+    return e;
   detail::for_each_group(in.rows, in.cols, g, [&](std::int64_t bi, std::int64_t bj, std::int64_t r0, std::int64_t r1,
                                                   std::int64_t c0, std::int64_t c1) {
-    const group_params p = compute_params(s, detail::stats_of<F>(in, g, bi, bj), outer_scale);
-    detail::write_scale(scales, bi, bj, p.scale_code);
-    if (asym) zeros.data[bi * zeros.row_stride + bj] = p.zero;
+    const group_params p = detail::group_params_stored(s, in, g, bi, bj, outer_scale, scales, zeros);
     for (std::int64_t r = r0; r < r1; ++r)
       for (std::int64_t c = c0; c < c1; ++c)
         codes.data[r * codes.row_stride + c] =
