@@ -11,6 +11,7 @@
 
 #include "cuda_reference.hpp"
 #include "qnum/codec.hpp"
+#include "qnum/detail/host_simd.hpp"
 #include "test_util.hpp"
 
 namespace {
@@ -47,6 +48,43 @@ TEST_CASE("round_to_int equals nearbyint on every float below 2^31") {
           return qnum::round_to_int(x) == static_cast<int>(std::nearbyint(x));
         }) == 0);
 }
+
+#if QNUM_HOST_SIMD
+// The host fast path's lanes (quantize_tensor.hpp) against the per-element codec, which the cases
+// below hold to CUDA: float element codes (RNE, satfinite) and the bf16 output rounding.
+TEST_CASE("host SIMD lanes: e4m3/e5m2/e2m1 codes and bf16 rounding equal the codec on all 2^32 inputs") {
+  namespace s = qnum::detail::simd;
+  const unsigned nt = std::max(1u, std::thread::hardware_concurrency());
+  std::atomic<std::uint64_t> bad{0};
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < nt; ++t) {
+    pool.emplace_back([&, t] {
+      std::uint64_t local = 0;
+      const std::uint64_t lo = (std::uint64_t{1} << 32) * t / nt, hi = (std::uint64_t{1} << 32) * (t + 1) / nt;
+      for (std::uint64_t u = lo; u < hi; u += s::lanes) {
+        s::vu b;
+        for (int l = 0; l < s::lanes; ++l) b[l] = static_cast<std::uint32_t>(u + static_cast<std::uint64_t>(l));
+        const s::vf v = s::bit_cast<s::vf>(b);
+        const s::vi a = s::float_code_lane<qnum::fp8_e4m3>(v), e = s::float_code_lane<qnum::fp8_e5m2>(v),
+                    f = s::float_code_lane<qnum::fp4_e2m1>(v);
+        std::uint16_t h[s::lanes];
+        s::store(h, v);
+        for (int l = 0; l < s::lanes; ++l) {
+          const float x = v[l];
+          const bool ok = static_cast<std::uint32_t>(a[l]) == qnum::encode<qnum::fp8_e4m3>(x, qnum::rne, qnum::satfinite) &&
+                          static_cast<std::uint32_t>(e[l]) == qnum::encode<qnum::fp8_e5m2>(x, qnum::rne, qnum::satfinite) &&
+                          static_cast<std::uint32_t>(f[l]) == qnum::encode<qnum::fp4_e2m1>(x, qnum::rne, qnum::satfinite) &&
+                          h[l] == qnum::to_bf16(x);
+          if (!ok && local++ < 3) std::printf("host lanes: mismatch at 0x%08x\n", static_cast<unsigned>(b[l]));
+        }
+      }
+      bad += local;
+    });
+  }
+  for (auto& th : pool) th.join();
+  CHECK(bad.load() == 0);
+}
+#endif
 
 #if QNUM_TEST_HAVE_CUDA_HEADERS
 using namespace qnum;

@@ -18,12 +18,16 @@
 // stochastic(random_bits(seed, r * cols + c)).
 // Two-level schemes (NVFP4): pass outer_scale (per-tensor fp32, e.g. amax/(448*6)) to quantize/dequantize.
 // Empty tensors (rows or cols 0) are ok and do nothing.
+// Speed: fp32/bf16 tensors with nearest-even rounding and an fp32 work dtype take the SIMD lanes of
+// detail/host_simd.hpp (same bits, tested against the generic loop); everything else the generic loop.
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "qnum/codec.hpp"
 #include "qnum/config.hpp"
+#include "qnum/detail/host_simd.hpp"
 #include "qnum/quantize.hpp"
 #include "qnum/random.hpp"
 #include "qnum/scale.hpp"
@@ -167,11 +171,35 @@ QNUM_HD group_params params_from_stored(const scheme<F>& s, std::uint32_t code, 
   return p;
 }
 
+// Whether the host lanes can load/store this view's elements (fp32, or 16-bit elements holding bf16).
+template <class T>
+constexpr bool lane_type() {
+  return std::is_same<std::remove_const_t<T>, float>::value || std::is_same<std::remove_const_t<T>, std::uint16_t>::value;
+}
+template <class T>
+bool lane_view(const matrix_view<T>& v) {
+  return QNUM_HOST_SIMD && lane_type<T>() && (sizeof(T) == 4 || v.type == tensor_type::bf16);
+}
+// Whether groups of scheme s with rounding rd may take the lanes (per group, simd::group_covered too).
+template <class F>
+constexpr bool lane_scheme(const scheme<F>& s, const rounding& rd) {
+  return QNUM_HOST_SIMD && rd.mode == rounding_mode::nearest_even && s.work == work_dtype::fp32;
+}
+
 template <class F, class T>
 group_stats stats_of(const matrix_view<T>& in, const grid& g, std::int64_t bi, std::int64_t bj) {
   group_stats st;
   const std::int64_t r1 = bi * g.gr + g.gr < in.rows ? bi * g.gr + g.gr : in.rows;
   const std::int64_t c1 = bj * g.gc + g.gc < in.cols ? bj * g.gc + g.gc : in.cols;
+#if QNUM_HOST_SIMD
+  if constexpr (lane_type<T>()) {
+    if (lane_view(in)) {
+      simd::stats_acc acc;
+      for (std::int64_t r = bi * g.gr; r < r1; ++r) simd::accumulate_row(acc, in.data + r * in.row_stride + bj * g.gc, c1 - bj * g.gc);
+      return simd::finish(acc);
+    }
+  }
+#endif
   for (std::int64_t r = bi * g.gr; r < r1; ++r)
     for (std::int64_t c = bj * g.gc; c < c1; ++c) accumulate(st, load_elem(in.data + r * in.row_stride + c, in.type));
   return st;
@@ -245,6 +273,15 @@ status quantize(const scheme<F>& s, matrix_view<const T> in, group_shape groups,
   detail::for_each_group(in.rows, in.cols, g, [&](std::int64_t bi, std::int64_t bj, std::int64_t r0, std::int64_t r1,
                                                   std::int64_t c0, std::int64_t c1) {
     const group_params p = detail::group_params_stored(s, in, g, bi, bj, outer_scale, scales, zeros);
+#if QNUM_HOST_SIMD
+    if constexpr (detail::simd::format_covered<F>() && detail::lane_type<T>()) {
+      if (detail::lane_scheme(s, rd) && detail::lane_view(in) && detail::simd::group_covered(s, p)) {
+        for (std::int64_t r = r0; r < r1; ++r)
+          detail::simd::quantize_row(s, p, in.data + r * in.row_stride + c0, c1 - c0, codes.data + r * codes.row_stride + c0);
+        return;
+      }
+    }
+#endif
     for (std::int64_t r = r0; r < r1; ++r)
       for (std::int64_t c = c0; c < c1; ++c)
         codes.data[r * codes.row_stride + c] =
@@ -272,6 +309,15 @@ status dequantize(const scheme<F>& s, matrix_view<const std::uint8_t> codes, gro
                                                    std::int64_t c0, std::int64_t c1) {
     const group_params p = detail::params_from_stored(s, detail::read_scale(scales, bi, bj),
                                                       asym ? zeros.data[bi * zeros.row_stride + bj] : 0, outer_scale);
+#if QNUM_HOST_SIMD
+    if constexpr (detail::simd::format_covered<F>() && detail::lane_type<T>()) {
+      if (s.work == work_dtype::fp32 && detail::lane_view(out)) {
+        for (std::int64_t r = r0; r < r1; ++r)
+          detail::simd::dequantize_row<F>(p, codes.data + r * codes.row_stride + c0, c1 - c0, out.data + r * out.row_stride + c0);
+        return;
+      }
+    }
+#endif
     for (std::int64_t r = r0; r < r1; ++r)
       for (std::int64_t c = c0; c < c1; ++c)
         detail::store_elem(out.data + r * out.row_stride + c, out.type,
@@ -292,6 +338,15 @@ status fake_quantize(const scheme<F>& s, matrix_view<const T> in, group_shape gr
   detail::for_each_group(in.rows, in.cols, g, [&](std::int64_t bi, std::int64_t bj, std::int64_t r0, std::int64_t r1,
                                                   std::int64_t c0, std::int64_t c1) {
     const group_params p = compute_params(s, detail::stats_of<F>(in, g, bi, bj), outer_scale);
+#if QNUM_HOST_SIMD
+    if constexpr (detail::simd::format_covered<F>() && detail::lane_type<T>() && detail::lane_type<U>()) {
+      if (detail::lane_scheme(s, rd) && detail::lane_view(in) && detail::lane_view(out) && detail::simd::group_covered(s, p)) {
+        for (std::int64_t r = r0; r < r1; ++r)
+          detail::simd::fake_quantize_row(s, p, in.data + r * in.row_stride + c0, c1 - c0, out.data + r * out.row_stride + c0);
+        return;
+      }
+    }
+#endif
     for (std::int64_t r = r0; r < r1; ++r)
       for (std::int64_t c = c0; c < c1; ++c) {
         const float x = detail::load_elem(in.data + r * in.row_stride + c, in.type);
@@ -307,10 +362,12 @@ template <class T>
 status tensor_amax(matrix_view<const T> in, float& amax) {
   amax = 0.0f;
   if (status e = detail::check_view(in); e != status::ok) return e;
-  group_stats st;
-  for (std::int64_t r = 0; r < in.rows; ++r)
-    for (std::int64_t c = 0; c < in.cols; ++c) accumulate(st, detail::load_elem(in.data + r * in.row_stride + c, in.type));
-  amax = st.amax;
+  if (in.rows == 0 || in.cols == 0) return status::ok;
+  detail::grid g;
+  g.gr = in.rows;
+  g.gc = in.cols;
+  g.nr = g.nc = 1;
+  amax = detail::stats_of<float>(in, g, 0, 0).amax;
   return status::ok;
 }
 
