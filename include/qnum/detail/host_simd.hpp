@@ -20,7 +20,7 @@
 // tests/test_host_simd.cpp compares every case against the generic path on adversarial random data, and
 // test_codec_exhaustive runs the float-code lanes over all 2^32 fp32 inputs against encode<F>.
 //
-// Enabled with GCC or Clang vector extensions on x86-64 (8 lanes with AVX, else 4) and AArch64 (4 lanes);
+// Enabled with GCC or Clang vector extensions on x86-64 (8 lanes with AVX2, else 4: SSE2) and AArch64 (4 lanes);
 // off under nvcc and elsewhere (QNUM_HOST_SIMD 0), or when the user defines QNUM_NO_HOST_SIMD.
 #pragma once
 
@@ -50,7 +50,7 @@ QNUM_BEGIN_NAMESPACE
 namespace detail {
 namespace simd {
 
-#if defined(__AVX__)
+#if defined(__AVX2__)
 constexpr int lanes = 8;
 #else
 constexpr int lanes = 4;
@@ -71,7 +71,7 @@ template <class V, class S>
 inline V splat(S s) {
   using E = std::remove_reference_t<decltype(V{}[0])>;
   const E e = static_cast<E>(s);
-#if defined(__AVX__)
+#if defined(__AVX2__)
   return V{e, e, e, e, e, e, e, e};
 #else
   return V{e, e, e, e};
@@ -93,80 +93,71 @@ inline vi select(vi m, vi a, vi b) { return (a & m) | (b & ~m); }
 inline vf select(vi m, vf a, vf b) { return bit_cast<vf>(select(m, bit_cast<vi>(a), bit_cast<vi>(b))); }
 inline vi vmax(vi a, vi b) { return select(a > b, a, b); }
 
-// Narrowing and widening between 32-bit lanes and 8/16-bit memory, by 128-bit halves (SSE2 / NEON):
-// the generic __builtin_convertvector lowers these to per-lane scalar moves on baseline x86-64.
-constexpr int halves = lanes / 4;
-#if defined(__x86_64__)
-typedef __m128i half_t;
-inline half_t pack_u8(half_t a, half_t b) {  // lanes hold 0..255
-  const half_t w = _mm_packs_epi32(a, b);  // exact: 0..255 fits int16
-  return _mm_packus_epi16(w, w);           // 8 bytes in the low half
-}
-inline half_t pack_u16(half_t a, half_t b) {  // lanes hold 0..65535: sign-extend the low 16 bits, then pack
-  return _mm_packs_epi32(_mm_srai_epi32(_mm_slli_epi32(a, 16), 16), _mm_srai_epi32(_mm_slli_epi32(b, 16), 16));
-}
-inline half_t widen_u8(const std::uint8_t* p) {  // 4 bytes -> 4 x uint32
-  std::int32_t w;
-  std::memcpy(&w, p, 4);
-  const half_t z = _mm_setzero_si128();
-  return _mm_unpacklo_epi16(_mm_unpacklo_epi8(_mm_cvtsi32_si128(w), z), z);
-}
-inline half_t widen_bf16(const std::uint16_t* p) {  // 4 x bf16 -> 4 x fp32 bits
-  return _mm_unpacklo_epi16(_mm_setzero_si128(), _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
-}
-#else
-typedef uint32x4_t half_t;
-inline uint8x8_t pack_u8_n(half_t a, half_t b) { return vmovn_u16(vcombine_u16(vmovn_u32(a), vmovn_u32(b))); }
-inline half_t widen_u8(const std::uint8_t* p) {
-  std::uint32_t w;
-  std::memcpy(&w, p, 4);
-  return vmovl_u16(vget_low_u16(vmovl_u8(vreinterpret_u8_u32(vdup_n_u32(w)))));
-}
-inline half_t widen_bf16(const std::uint16_t* p) { return vshlq_n_u32(vmovl_u16(vld1_u16(p)), 16); }
-#endif
-
+// Narrowing and widening between 32-bit lanes and 8/16-bit memory (AVX2 / SSE2 / NEON): the generic
+// __builtin_convertvector lowers these to per-lane scalar moves on baseline x86-64.
 inline vf load(const float* p) {
   vf v;
   std::memcpy(&v, p, sizeof v);
   return v;
 }
+inline void store(float* p, vf v) { std::memcpy(p, &v, sizeof v); }
+#if defined(__x86_64__) && defined(__AVX2__)
 inline vf load(const std::uint16_t* p) {  // bf16 bits: exact widening
-  half_t h[halves];
-  for (int i = 0; i < halves; ++i) h[i] = widen_bf16(p + 4 * i);
-  return bit_cast<vf>(h);
+  return bit_cast<vf>(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))), 16));
 }
 inline vi load_u8(const std::uint8_t* p) {
-  half_t h[halves];
-  for (int i = 0; i < halves; ++i) h[i] = widen_u8(p + 4 * i);
-  return bit_cast<vi>(h);
+  return bit_cast<vi>(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
 }
-inline void store(float* p, vf v) { std::memcpy(p, &v, sizeof v); }
+inline void store_u16(std::uint16_t* p, vi v) {  // lanes hold 0..65535
+  const __m256i w = bit_cast<__m256i>(v);
+  const __m128i h = _mm_packus_epi32(_mm256_castsi256_si128(w), _mm256_extracti128_si256(w, 1));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(p), h);
+}
+inline void store_u8(std::uint8_t* p, vi v) {  // lanes hold 0..255
+  const __m256i w = bit_cast<__m256i>(v);
+  const __m128i h = _mm_packus_epi32(_mm256_castsi256_si128(w), _mm256_extracti128_si256(w, 1));
+  _mm_storel_epi64(reinterpret_cast<__m128i*>(p), _mm_packus_epi16(h, h));
+}
+#elif defined(__x86_64__)
+inline vf load(const std::uint16_t* p) {
+  return bit_cast<vf>(_mm_unpacklo_epi16(_mm_setzero_si128(), _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+}
+inline vi load_u8(const std::uint8_t* p) {
+  std::int32_t w;
+  std::memcpy(&w, p, 4);
+  const __m128i z = _mm_setzero_si128();
+  return bit_cast<vi>(_mm_unpacklo_epi16(_mm_unpacklo_epi8(_mm_cvtsi32_si128(w), z), z));
+}
+inline void store_u16(std::uint16_t* p, vi v) {  // SSE2 packs are signed: sign-extend the low 16 bits first
+  const __m128i w = _mm_srai_epi32(_mm_slli_epi32(bit_cast<__m128i>(v), 16), 16);
+  _mm_storel_epi64(reinterpret_cast<__m128i*>(p), _mm_packs_epi32(w, w));
+}
+inline void store_u8(std::uint8_t* p, vi v) {
+  const __m128i w = _mm_packs_epi32(bit_cast<__m128i>(v), bit_cast<__m128i>(v));  // 0..255 fits int16
+  const std::int32_t b = _mm_cvtsi128_si32(_mm_packus_epi16(w, w));
+  std::memcpy(p, &b, 4);
+}
+#else
+inline vf load(const std::uint16_t* p) { return bit_cast<vf>(vshlq_n_u32(vmovl_u16(vld1_u16(p)), 16)); }
+inline vi load_u8(const std::uint8_t* p) {
+  std::uint32_t w;
+  std::memcpy(&w, p, 4);
+  return bit_cast<vi>(vmovl_u16(vget_low_u16(vmovl_u8(vreinterpret_u8_u32(vdup_n_u32(w))))));
+}
+inline void store_u16(std::uint16_t* p, vi v) { vst1_u16(p, vmovn_u32(bit_cast<uint32x4_t>(v))); }
+inline void store_u8(std::uint8_t* p, vi v) {
+  const uint16x4_t h = vmovn_u32(bit_cast<uint32x4_t>(v));
+  const uint8x8_t b = vmovn_u16(vcombine_u16(h, h));
+  std::memcpy(p, &b, 4);
+}
+#endif
 inline void store(std::uint16_t* p, vf v) {  // to_bf16: RNE on the bits, NaN -> 0x7FC0, overflow -> Inf
   const vu u = bit_cast<vu>(v);
   const vu r = (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
   const vi nan = bit_cast<vi>(u & 0x7FFFFFFFu) > 0x7F800000;
-  const vi b = select(nan, splat<vi>(0x7FC0), bit_cast<vi>(r));
-  half_t h[halves];
-  std::memcpy(h, &b, sizeof b);
-#if defined(__x86_64__)
-  const half_t w = pack_u16(h[0], h[halves - 1]);
-  std::memcpy(p, &w, 2 * lanes);
-#else
-  const uint16x4_t w = vmovn_u32(h[0]);
-  std::memcpy(p, &w, 8);
-#endif
+  store_u16(p, select(nan, splat<vi>(0x7FC0), bit_cast<vi>(r)));
 }
-inline void store(std::uint8_t* p, vi q) {  // low 8 bits of each lane
-  const vi b = q & 0xFF;
-  half_t h[halves];
-  std::memcpy(h, &b, sizeof b);
-#if defined(__x86_64__)
-  const half_t w = pack_u8(h[0], h[halves - 1]);
-#else
-  const uint8x8_t w = pack_u8_n(h[0], h[0]);
-#endif
-  std::memcpy(p, &w, lanes);
-}
+inline void store(std::uint8_t* p, vi q) { store_u8(p, q & 0xFF); }  // low 8 bits of each lane
 inline vi is_nan(vf x) { return (bit_cast<vi>(x) & 0x7FFFFFFF) > 0x7F800000; }
 
 // Apply fn(const In* lanes_in, Out* lanes_out) over n elements; the tail runs on zero-padded copies.
@@ -186,7 +177,7 @@ inline void for_lanes(const In* in, std::int64_t n, Out* out, Fn&& fn) {
 // ---- statistics ----------------------------------------------------------------------------------------
 // a > b ? a : b and a < b ? a : b, lane-wise (maxps/minps are exactly these on x86).
 inline vf max_lanes(vf a, vf b) {
-#if defined(__x86_64__) && defined(__AVX__)
+#if defined(__x86_64__) && defined(__AVX2__)
   return bit_cast<vf>(_mm256_max_ps(bit_cast<__m256>(a), bit_cast<__m256>(b)));
 #elif defined(__x86_64__)
   return bit_cast<vf>(_mm_max_ps(bit_cast<__m128>(a), bit_cast<__m128>(b)));
@@ -195,7 +186,7 @@ inline vf max_lanes(vf a, vf b) {
 #endif
 }
 inline vf min_lanes(vf a, vf b) {
-#if defined(__x86_64__) && defined(__AVX__)
+#if defined(__x86_64__) && defined(__AVX2__)
   return bit_cast<vf>(_mm256_min_ps(bit_cast<__m256>(a), bit_cast<__m256>(b)));
 #elif defined(__x86_64__)
   return bit_cast<vf>(_mm_min_ps(bit_cast<__m128>(a), bit_cast<__m128>(b)));
