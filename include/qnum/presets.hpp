@@ -25,6 +25,10 @@ constexpr scheme<int4> ct_w4a16_sym_bf16 = symmetric_full<int4>().stored_as(scal
 // q = round(clamp(x / s + z)).
 constexpr scheme<int4> ct_w4a16_asym =
     asymmetric<int4>().eps_zero_to(1.1920928955078125e-07f).zero_before_round().zero_round_after_subtract();
+// compressed-tensors FP8 weights ("float-quantized", presets FP8_DYNAMIC / FP8: strategy channel or tensor) on
+// fp32 weights: s = amax / 448 (fp32 divide; amax 0 -> finfo(fp32).eps), e4m3 = satfinite RNE(x / s), scale fp32.
+// Groups per_row() (channel, weight_scale [N, 1]) or per_tensor() (weight_scale [1]).
+constexpr scheme<fp8_e4m3> ct_fp8 = float_amax<fp8_e4m3>().eps_zero_to(1.1920928955078125e-07f);
 constexpr group_shape ct_group32 = group_size(32);
 constexpr group_shape ct_group128 = group_size(128);
 

@@ -169,6 +169,36 @@ TEST_CASE("fp8 block matches DeepGEMM per_block_cast_to_fp8 bit for bit") {
 }
 
 namespace {
+// quantization_config of an output vs the one compressed-tensors dumps for the same scheme (ignore list aside).
+void check_ct_config(const fs::path& out, const std::string& golden_json) {
+  json cfg = json::parse(read_all(out / "config.json"));
+  json q = cfg["quantization_config"], g = json::parse(read_all(data_dir + "/" + golden_json));
+  const auto& ign = q["ignore"];
+  CHECK(std::find(ign.begin(), ign.end(), "lm_head") != ign.end());
+  CHECK(std::find(ign.begin(), ign.end(), "model.layers.0.self_attn.o_proj") != ign.end());
+  q.erase("ignore");
+  g.erase("ignore");
+  CHECK(q.dump() == g.dump());  // same keys, values and order as QuantizationConfig.model_dump()
+  CHECK(cfg["hidden_size"] == 128);
+}
+}  // namespace
+
+TEST_CASE("fp8 channel / tensor match compressed-tensors float-quantized bit for bit; threads do not change bits") {
+  for (const char* f : {"fp8-channel", "fp8-tensor"}) {
+    CAPTURE(f);
+    std::string u = f;
+    u[3] = '_';
+    const fs::path out = scratch(u), out1 = scratch(u + "1");
+    std::string err;
+    REQUIRE_MESSAGE(convert(std::string("--format ") + f + " --exclude o_proj --threads 2 " + ckpt + " " + out.string(), err) == 0, err);
+    check_against_golden(out.string(), data_dir + "/golden_" + u + ".safetensors", false);
+    check_ct_config(out, "golden_" + u + "_config.json");
+    REQUIRE_MESSAGE(convert(std::string("--format ") + f + " --exclude o_proj --threads 1 " + ckpt + " " + out1.string(), err) == 0, err);
+    for (auto fn : {"model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"}) CHECK(read_all(out / fn) == read_all(out1 / fn));
+  }
+}
+
+namespace {
 // Input of a quantized weight as a qnum view (bf16/fp16 bits or fp32).
 template <class Fn>
 void with_input(const checkpoint& in, const std::string& n, Fn&& fn) {
@@ -245,6 +275,31 @@ TEST_CASE("round trip: dequantize(converted) == qnum fake quant of the original,
       REQUIRE(qnum::fake_quantize(qnum::presets::deepgemm_fp8, v, qnum::presets::deepseek_weight, qnum::view(fq.data(), n, k)) == qnum::status::ok);
     });
     CHECK(std::memcmp(deq.data(), fq.data(), deq.size() * 4) == 0);
+  }
+}
+
+TEST_CASE("round trip fp8 channel / tensor: dequantize(converted) == qnum fake quant of the original") {
+  checkpoint in(ckpt);
+  for (bool channel : {true, false}) {
+    CAPTURE(channel);
+    const fs::path out = scratch(channel ? "rt_fp8c" : "rt_fp8t");
+    std::string err;
+    REQUIRE_MESSAGE(convert(std::string("--format ") + (channel ? "fp8-channel" : "fp8-tensor") + " --threads 2 " + ckpt + " " + out.string(), err) == 0, err);
+    checkpoint o(out.string());
+    const qnum::group_shape gs = channel ? qnum::per_row() : qnum::per_tensor();
+    for (const char* w : weights) {
+      CAPTURE(w);
+      const std::string m = std::string(w).substr(0, std::strlen(w) - 7);
+      const auto& t = in.info(w);
+      const std::int64_t n = t.shape[0], k = t.shape[1];
+      CHECK(o.info(m + ".weight_scale").shape == (channel ? std::vector<std::int64_t>{n, 1} : std::vector<std::int64_t>{1}));
+      std::vector<float> deq(n * k), fq(n * k);
+      REQUIRE(qnum::dequantize(qnum::presets::ct_fp8, qnum::view<const std::uint8_t>(o.data(w), n, k), gs,
+                               qnum::scales_of(const_cast<float*>(reinterpret_cast<const float*>(o.data(m + ".weight_scale"))), channel ? n : 1, 1),
+                               {}, qnum::view(deq.data(), n, k)) == qnum::status::ok);
+      with_input(in, w, [&](auto v) { REQUIRE(qnum::fake_quantize(qnum::presets::ct_fp8, v, gs, qnum::view(fq.data(), n, k)) == qnum::status::ok); });
+      CHECK(std::memcmp(deq.data(), fq.data(), deq.size() * 4) == 0);
+    }
   }
 }
 
