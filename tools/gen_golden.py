@@ -645,6 +645,42 @@ def convert_float_formats(out, quant):
             json.dump(cfg.model_dump(), f, indent=2, default=str)
             f.write("\n")
 
+    # FP4: NVFP4A16 (tensor_group, group 16: generate_gparam on the tensor, calculate_qparams with that global scale,
+    # NVFP4PackedCompressor) and MXFP4A16 (group 32, uint8 E8M0 scales, MXFP4PackedCompressor), as llm-compressor's
+    # observers feed them.
+    from compressed_tensors.compressors.mxfp4.base import MXFP4PackedCompressor
+    from compressed_tensors.compressors.nvfp4.base import NVFP4PackedCompressor
+    from compressed_tensors.quantization.utils.helpers import generate_gparam
+
+    for fmt, preset, comp_cls, ct_format in (("nvfp4", "NVFP4A16", NVFP4PackedCompressor, "nvfp4-pack-quantized"),
+                                             ("mxfp4", "MXFP4A16", MXFP4PackedCompressor, "mxfp4-pack-quantized")):
+        scheme = preset_name_to_scheme(preset, ["Linear"])
+        args = scheme.weights
+        g = args.group_size
+        res = {}
+        for name, wt in quant.items():
+            x = wt.float()
+            n, k = x.shape
+            xv = x.view(n, k // g, g)
+            sd = {"weight": x}
+            gs = None
+            if fmt == "nvfp4":
+                gs = generate_gparam(x.amin(), x.amax())
+                sd["weight_global_scale"] = gs
+            scale, zp = calculate_qparams(xv.amin(-1), xv.amax(-1), args, global_scale=gs)
+            sd["weight_scale"] = scale
+            comp = comp_cls.compress(sd, scheme)
+            m = name[: -len(".weight")]
+            for key, val in comp.items():
+                res[m + "." + key] = val.contiguous()
+        path = os.path.join(out, "convert", "golden_%s.safetensors" % fmt)
+        save_file(res, path)
+        print("wrote", path, os.path.getsize(path), "bytes:", sorted({k.split(".")[-1] + ":" + str(v.dtype) + str(list(v.shape)) for k, v in res.items() if "q_proj" in k}))
+        cfg = QuantizationConfig(config_groups={"group_0": scheme}, format=ct_format, quantization_status="compressed", ignore=["lm_head"])
+        with open(os.path.join(out, "convert", "golden_%s_config.json" % fmt), "w") as f:
+            json.dump(cfg.model_dump(), f, indent=2, default=str)
+            f.write("\n")
+
 
 def deepgemm_per_block_cast_to_fp8(x, use_ue8m0, ceil_to_ue8m0=None, gran_k=128):
     """DeepGEMM deep_gemm/utils/math.py (54e22612) per_block_cast_to_fp8: the reference formula, shared
