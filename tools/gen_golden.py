@@ -602,6 +602,85 @@ def convert(out):
     save_file(res, path)
     print("wrote", path, os.path.getsize(path), "bytes")
 
+    convert_float_formats(out, quant)
+
+
+def convert_float_formats(out, quant):
+    """qnum-convert's compressed-tensors float formats, from compressed-tensors 0.20's own code on the same fp32-upcast
+    weights: FP8 per channel / per tensor (calculate_qparams on the row / tensor min and max, then
+    FloatQuantizationCompressor.compress: "float-quantized"), and the quantization_config each writes
+    (QuantizationConfig of the FP8_DYNAMIC / FP8 preset weights with FP8_DYNAMIC's dynamic per-token activations, dumped by
+    compressed-tensors)."""
+    import json
+    import torch
+    from safetensors.torch import save_file
+    from compressed_tensors.compressors.naive_quantized.base import FloatQuantizationCompressor
+    from compressed_tensors.quantization import QuantizationConfig, preset_name_to_scheme
+    from compressed_tensors.quantization.utils.helpers import calculate_qparams
+
+    for fmt, preset in (("fp8_channel", "FP8_DYNAMIC"), ("fp8_tensor", "FP8")):
+        scheme = preset_name_to_scheme(preset, ["Linear"])
+        # Activations dynamic per token for both (FP8_DYNAMIC's): qnum-convert has no calibration data for FP8's static
+        # per-tensor input scale.
+        scheme.input_activations = preset_name_to_scheme("FP8_DYNAMIC", ["Linear"]).input_activations
+        args = scheme.weights
+        res = {}
+        for name, wt in quant.items():
+            x = wt.float()
+            if args.strategy == "channel":
+                scale, zp = calculate_qparams(x.amin(dim=1, keepdim=True), x.amax(dim=1, keepdim=True), args)
+            else:
+                scale, zp = calculate_qparams(x.amin(), x.amax(), args)
+            # As llm-compressor's modules hold it: a zero point exists (zeros) and the compressor drops it (symmetric).
+            comp = FloatQuantizationCompressor.compress({"weight": x, "weight_scale": scale, "weight_zero_point": zp}, scheme)
+            m = name[: -len(".weight")]
+            for key, val in comp.items():
+                res[m + "." + key] = val.contiguous()
+        path = os.path.join(out, "convert", "golden_%s.safetensors" % fmt)
+        save_file(res, path)
+        print("wrote", path, os.path.getsize(path), "bytes:", sorted({k.split(".")[-1] + ":" + str(v.dtype) + str(list(v.shape)) for k, v in res.items() if "q_proj" in k}))
+        cfg = QuantizationConfig(config_groups={"group_0": scheme}, format="float-quantized", quantization_status="compressed",
+                                 ignore=["lm_head"])
+        with open(os.path.join(out, "convert", "golden_%s_config.json" % fmt), "w") as f:
+            json.dump(cfg.model_dump(), f, indent=2, default=str)
+            f.write("\n")
+
+    # FP4: NVFP4A16 (tensor_group, group 16: generate_gparam on the tensor, calculate_qparams with that global scale,
+    # NVFP4PackedCompressor) and MXFP4A16 (group 32, uint8 E8M0 scales, MXFP4PackedCompressor), as llm-compressor's
+    # observers feed them.
+    from compressed_tensors.compressors.mxfp4.base import MXFP4PackedCompressor
+    from compressed_tensors.compressors.nvfp4.base import NVFP4PackedCompressor
+    from compressed_tensors.quantization.utils.helpers import generate_gparam
+
+    for fmt, preset, comp_cls, ct_format in (("nvfp4", "NVFP4A16", NVFP4PackedCompressor, "nvfp4-pack-quantized"),
+                                             ("mxfp4", "MXFP4A16", MXFP4PackedCompressor, "mxfp4-pack-quantized")):
+        scheme = preset_name_to_scheme(preset, ["Linear"])
+        args = scheme.weights
+        g = args.group_size
+        res = {}
+        for name, wt in quant.items():
+            x = wt.float()
+            n, k = x.shape
+            xv = x.view(n, k // g, g)
+            sd = {"weight": x}
+            gs = None
+            if fmt == "nvfp4":
+                gs = generate_gparam(x.amin(), x.amax())
+                sd["weight_global_scale"] = gs
+            scale, zp = calculate_qparams(xv.amin(-1), xv.amax(-1), args, global_scale=gs)
+            sd["weight_scale"] = scale
+            comp = comp_cls.compress(sd, scheme)
+            m = name[: -len(".weight")]
+            for key, val in comp.items():
+                res[m + "." + key] = val.contiguous()
+        path = os.path.join(out, "convert", "golden_%s.safetensors" % fmt)
+        save_file(res, path)
+        print("wrote", path, os.path.getsize(path), "bytes:", sorted({k.split(".")[-1] + ":" + str(v.dtype) + str(list(v.shape)) for k, v in res.items() if "q_proj" in k}))
+        cfg = QuantizationConfig(config_groups={"group_0": scheme}, format=ct_format, quantization_status="compressed", ignore=["lm_head"])
+        with open(os.path.join(out, "convert", "golden_%s_config.json" % fmt), "w") as f:
+            json.dump(cfg.model_dump(), f, indent=2, default=str)
+            f.write("\n")
+
 
 def deepgemm_per_block_cast_to_fp8(x, use_ue8m0, ceil_to_ue8m0=None, gran_k=128):
     """DeepGEMM deep_gemm/utils/math.py (54e22612) per_block_cast_to_fp8: the reference formula, shared

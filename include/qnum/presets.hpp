@@ -25,6 +25,10 @@ constexpr scheme<int4> ct_w4a16_sym_bf16 = symmetric_full<int4>().stored_as(scal
 // q = round(clamp(x / s + z)).
 constexpr scheme<int4> ct_w4a16_asym =
     asymmetric<int4>().eps_zero_to(1.1920928955078125e-07f).zero_before_round().zero_round_after_subtract();
+// compressed-tensors FP8 weights ("float-quantized", presets FP8_DYNAMIC / FP8: strategy channel or tensor) on
+// fp32 weights: s = amax / 448 (fp32 divide; amax 0 -> finfo(fp32).eps), e4m3 = satfinite RNE(x / s), scale fp32.
+// Groups per_row() (channel, weight_scale [N, 1]) or per_tensor() (weight_scale [1]).
+constexpr scheme<fp8_e4m3> ct_fp8 = float_amax<fp8_e4m3>().eps_zero_to(1.1920928955078125e-07f);
 constexpr group_shape ct_group32 = group_size(32);
 constexpr group_shape ct_group128 = group_size(128);
 
@@ -65,6 +69,62 @@ constexpr scheme<fp4_e2m1> nvfp4 = float_amax<fp4_e2m1>().eps_floor(0.015625f).s
 constexpr group_shape nvfp4_block = group_size(16);
 // NVFP4 per-tensor scale as torchao computes it: amax / (448 * 6) (fp32 divide).
 QNUM_HD float nvfp4_tensor_scale(float amax) { return detail::div_rn(amax, 2688.0f); }
+
+// compressed-tensors 0.20 FP4 weights ("nvfp4-pack-quantized" NVFP4A16, "mxfp4-pack-quantized" MXFP4A16) on fp32
+// weights. Their scale rules are not those of the torchao-matching `nvfp4` / `mxfp4` presets above (different
+// rounding paths), so they are given as group_params builders; the per-element rule is ct_fp4's (float_amax,
+// x / code_scale): e2m1 = RNE satfinite(x / code_scale) (compressed-tensors clamps to +-6 and rounds ties to even),
+// dequantized decode(e2m1) * scale with quantize_value / dequantize_value / fake_quant_value.
+constexpr scheme<fp4_e2m1> ct_fp4 = float_amax<fp4_e2m1>();
+constexpr group_shape ct_nvfp4_block = group_size(16);
+constexpr group_shape ct_mxfp4_block = group_size(32);
+
+// NVFP4 weight_global_scale (generate_gparam): g = 2688 / max(amax_tensor, FLT_MIN), which torch evaluates
+// (python scalar / tensor) as fl(fl(1 / a) * 2688), not one correctly rounded divide (1 ulp apart, e.g. a = 40);
+// an infinite g (a below 2688 / FLT_MAX) is 1. The reciprocal convention of torchao's per-tensor scale amax / 2688.
+QNUM_HD float ct_nvfp4_global_scale(float amax_tensor) {
+  const float a = amax_tensor < 1.17549435e-38f ? 1.17549435e-38f : amax_tensor;
+  const float g = detail::mul_rn(detail::div_rn(1.0f, a), 2688.0f);
+  return detail::is_nonfinite(g) ? 1.0f : g;
+}
+// NVFP4 block parameters from a stored weight_scale code (float8_e4m3fn) and g: scale = code_scale =
+// decode(code) / g (fp32 divide), as compressed-tensors' quantize and dequantize use it.
+QNUM_HD group_params ct_nvfp4_params_from_code(std::uint32_t code, float global_scale) {
+  group_params p;
+  p.scale_code = code;
+  p.scale = detail::div_rn(decode<fp8_e4m3>(code), global_scale);
+  p.code_scale = p.scale;
+  p.inv = detail::finite_or_max(detail::div_rn(1.0f, p.code_scale));
+  return p;
+}
+// NVFP4 block parameters (calculate_qparams with global_scale, scale_dtype float8_e4m3fn):
+// s = e4m3fn(RNE satfinite(g * (amax_block / 6))) (fp32 divide, then multiply); s == 0 -> 0.125 (finfo eps
+// of float8_e4m3fn); weight_scale = the e4m3fn code of s; code_scale = scale = s / g.
+QNUM_HD group_params ct_nvfp4_params(float amax_block, float global_scale) {
+  const float sc = detail::mul_rn(global_scale, detail::div_rn(amax_block, 6.0f));
+  std::uint32_t code = encode<fp8_e4m3>(sc, rne, satfinite);
+  if (decode<fp8_e4m3>(code) == 0.0f) code = encode<fp8_e4m3>(0.125f, rne, satfinite);
+  return ct_nvfp4_params_from_code(code, global_scale);
+}
+// MXFP4 block parameters from a stored weight_scale code (uint8 biased exponent): scale = 2^(code - 127).
+QNUM_HD group_params ct_mxfp4_params_from_code(std::uint32_t code) {
+  group_params p;
+  p.scale_code = code;
+  p.scale = detail::pow2_from_biased(static_cast<int>(code));
+  p.code_scale = p.scale;
+  p.inv = detail::finite_or_max(detail::div_rn(1.0f, p.code_scale));
+  return p;
+}
+// MXFP4 block parameters (generate_mx_scales, vLLM reference_mxfp4): amax rounded to a power of two at E2M1's
+// mantissa width (fp32 bits + 2^21, exponent kept: a mantissa >= 1.75 goes up), code = its biased exponent - 2,
+// clamped to [0, 254] (amax 0 or below 2^-127: 0; compressed-tensors would give 255, an infinite scale, for
+// amax >= 1.75 * 2^127). Differs from `mxfp4` (OCP floor(log2 amax)) where amax's mantissa is >= 1.75.
+QNUM_HD group_params ct_mxfp4_params(float amax_block) {
+  const std::uint32_t u = detail::float_to_bits(amax_block) + 0x200000u;
+  const int e = static_cast<int>((u >> 23) & 0xFFu);
+  const int code = e <= 2 ? 0 : (e - 2 > 254 ? 254 : e - 2);
+  return ct_mxfp4_params_from_code(static_cast<std::uint32_t>(code));
+}
 
 }  // namespace presets
 QNUM_END_NAMESPACE

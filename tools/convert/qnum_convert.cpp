@@ -1,7 +1,7 @@
-// qnum-convert: quantize a Hugging Face safetensors checkpoint into compressed-tensors W4A16 or DeepSeek FP8 block weights.
+// qnum-convert: quantize a Hugging Face safetensors checkpoint into compressed-tensors W4A16 / FP8 or DeepSeek FP8 block weights.
 //
 //   qnum-convert --format w4a16 [--group 32|128] [--asym] [--include RE]... [--exclude RE]... [--threads N] IN OUT
-//   qnum-convert --format fp8-block [...] IN OUT
+//   qnum-convert --format fp8-block|fp8-channel|fp8-tensor|nvfp4|mxfp4 [...] IN OUT
 //
 // IN: a checkpoint directory (model.safetensors.index.json + shards, or *.safetensors) or one .safetensors file.
 // OUT: a directory; every shard keeps its file name, non-quantized tensors are copied byte for byte,
@@ -11,6 +11,12 @@
 //   w4a16 sym : ct_w4a16_sym_bf16 (s = bf16(amax/7.5) from the fp32-upcast weight, codes with the bf16 scale)
 //   w4a16 asym: ct_w4a16_asym (fp32 scale; compressed-tensors computes the zero point with the fp32 scale)
 //   fp8-block : deepgemm_fp8 over 128x128 blocks (DeepGEMM per_block_cast_to_fp8)
+//   fp8-channel / fp8-tensor: ct_fp8 per row / per tensor (compressed-tensors "float-quantized": weight
+//               float8_e4m3fn [N, K] + weight_scale fp32 [N, 1] / [1]; s = amax / 448, e4m3 = RNE(x / s))
+//   nvfp4 / mxfp4: compressed-tensors "nvfp4-pack-quantized" / "mxfp4-pack-quantized" (presets ct_nvfp4_* /
+//               ct_mxfp4_*, per-element ct_fp4): weight_packed uint8 [N, K/2] (element 2i low nibble), weight_scale
+//               float8_e4m3fn [N, K/16] + weight_global_scale fp32 [1] (= 2688 / amax) / uint8 E8M0 [N, K/32]
+// The per-tensor step is quantize_tensor() below (one function per source tensor, host threads inside).
 #include <unistd.h>
 
 #include <atomic>
@@ -36,7 +42,7 @@ using qconv::tensor_info;
 
 namespace {
 
-enum class out_format { w4a16, fp8_block };
+enum class out_format { w4a16, fp8_block, fp8_channel, fp8_tensor, nvfp4, mxfp4 };
 
 struct options {
   out_format format = out_format::w4a16;
@@ -65,6 +71,8 @@ struct source_plan {
   bool quantize = false;
   std::vector<out_tensor> outs;
 };
+
+const char* format_name(out_format f);
 
 bool default_selected(const tensor_info& t) {
   static const std::regex skip("(embed|norm|lm_head|wte|wpe)", std::regex::icase);
@@ -118,6 +126,20 @@ source_plan plan_source(const options& o, const safetensors_file& f, const tenso
       p.outs.push_back({m + ".weight_zero_point", "I32", {s.zp_rows, s.zp_cols}, std::uint64_t(s.zp_rows * s.zp_cols) * 4});
     // compressed-tensors 0.20's compressor writes weight_shape as int64 (torch.tensor(shape)).
     p.outs.push_back({m + ".weight_shape", "I64", {2}, 16});
+  } else if (o.format == out_format::nvfp4 || o.format == out_format::mxfp4) {
+    const std::int64_t g = o.format == out_format::nvfp4 ? 16 : 32;
+    if (k % g != 0)
+      fail(where + "in_features " + std::to_string(k) + " is not a multiple of the " + format_name(o.format) + " group size " +
+           std::to_string(g));
+    p.outs.push_back({m + ".weight_packed", "U8", {n, k / 2}, std::uint64_t(n * (k / 2))});
+    p.outs.push_back({m + ".weight_scale", o.format == out_format::nvfp4 ? "F8_E4M3" : "U8", {n, k / g}, std::uint64_t(n * (k / g))});
+    if (o.format == out_format::nvfp4) p.outs.push_back({m + ".weight_global_scale", "F32", {1}, 4});
+  } else if (o.format == out_format::fp8_channel || o.format == out_format::fp8_tensor) {
+    p.outs.push_back({t.name, "F8_E4M3", {n, k}, std::uint64_t(n * k)});
+    if (o.format == out_format::fp8_channel)
+      p.outs.push_back({m + ".weight_scale", "F32", {n, 1}, std::uint64_t(n) * 4});
+    else
+      p.outs.push_back({m + ".weight_scale", "F32", {1}, 4});
   } else {
     qnum::fp8_block_shape s;
     if (qnum::fp8_block_layout(n, k, &s) != qnum::pack_status::ok) fail(where + "bad shape");
@@ -151,6 +173,22 @@ qnum::matrix_view<const T> rows_of(const std::uint8_t* base, const std::string& 
   return {p, r1 - r0, k, k, dtype == "F16" ? qnum::tensor_type::fp16 : dtype == "BF16" ? qnum::tensor_type::bf16 : qnum::tensor_type::fp32};
 }
 
+// Statistics of a whole [n, k] tensor: row ranges on threads, merged (max and min are exact in any order).
+template <class T>
+qnum::group_stats tensor_stats(const std::uint8_t* data, qnum::tensor_type tt, std::int64_t n, std::int64_t k, int threads) {
+  std::vector<qnum::group_stats> part(static_cast<std::size_t>(std::max(1, threads)));
+  std::atomic<int> slot{0};
+  parallel_rows(n, 1, threads, [&](std::int64_t r0, std::int64_t r1) {
+    qnum::group_stats g;
+    const T* p = reinterpret_cast<const T*>(data);
+    for (std::int64_t i = r0 * k; i < r1 * k; ++i) qnum::accumulate(g, qnum::detail::load_elem(p + i, tt));
+    part[static_cast<std::size_t>(slot++)] = g;
+  });
+  qnum::group_stats all;
+  for (auto& g : part) all = qnum::merge(all, g);
+  return all;
+}
+
 // Quantizes one source tensor; returns the output buffers in plan order.
 template <class T>
 std::vector<std::vector<std::uint8_t>> quantize_tensor(const options& o, const std::string& where, const std::uint8_t* data,
@@ -160,6 +198,66 @@ std::vector<std::vector<std::uint8_t>> quantize_tensor(const options& o, const s
   for (auto& ot : p.outs) bufs.emplace_back(ot.bytes);
   const int threads = o.threads;
   std::atomic<int> bad{0};
+  if (o.format == out_format::fp8_channel) {
+    std::uint8_t* codes = bufs[0].data();
+    float* scales = reinterpret_cast<float*>(bufs[1].data());
+    parallel_rows(n, 1, threads, [&](std::int64_t r0, std::int64_t r1) {
+      auto st = qnum::quantize(qnum::presets::ct_fp8, rows_of<T>(data, t.dtype, r0, r1, k), qnum::per_row(),
+                               qnum::view(codes + r0 * k, r1 - r0, k), qnum::scales_of(scales + r0, r1 - r0, 1));
+      if (st != qnum::status::ok) bad = 1;
+    });
+    if (bad) fail(where + "quantization failed");
+    return bufs;
+  }
+  if (o.format == out_format::nvfp4 || o.format == out_format::mxfp4) {
+    const bool nv = o.format == out_format::nvfp4;
+    const std::int64_t g = nv ? 16 : 32, groups = k / g;
+    const qnum::tensor_type tt = rows_of<T>(data, t.dtype, 0, 0, k).type;
+    float global = 0.0f;
+    if (nv) {
+      const qnum::group_stats all = tensor_stats<T>(data, tt, n, k, threads);
+      global = qnum::presets::ct_nvfp4_global_scale(all.amax);
+      std::memcpy(bufs[2].data(), &global, 4);
+    }
+    std::uint8_t* packed = bufs[0].data();
+    std::uint8_t* scales = bufs[1].data();
+    parallel_rows(n, 1, threads, [&](std::int64_t r0, std::int64_t r1) {
+      const T* p = reinterpret_cast<const T*>(data);
+      float x[32];
+      for (std::int64_t r = r0; r < r1; ++r)
+        for (std::int64_t j = 0; j < groups; ++j) {
+          const std::int64_t base = r * k + j * g;
+          qnum::group_stats st;
+          for (std::int64_t e = 0; e < g; ++e) {
+            x[e] = qnum::detail::load_elem(p + base + e, tt);
+            qnum::accumulate(st, x[e]);
+          }
+          const qnum::group_params gp = nv ? qnum::presets::ct_nvfp4_params(st.amax, global) : qnum::presets::ct_mxfp4_params(st.amax);
+          scales[r * groups + j] = static_cast<std::uint8_t>(gp.scale_code);
+          for (std::int64_t e = 0; e < g; e += 2)
+            packed[(base + e) / 2] = qnum::pack_nibble_pair(qnum::quantize_value(qnum::presets::ct_fp4, gp, x[e]),
+                                                            qnum::quantize_value(qnum::presets::ct_fp4, gp, x[e + 1]),
+                                                            qnum::nibble_order::low_first);
+        }
+    });
+    return bufs;
+  }
+  if (o.format == out_format::fp8_tensor) {
+    // Per tensor: statistics of row ranges merged (max is exact in any order), one compute_params, then the
+    // per-element quantize_value: the same bits as qnum::quantize(ct_fp8, per_tensor()) on one thread.
+    const qnum::tensor_type tt = rows_of<T>(data, t.dtype, 0, 0, k).type;
+    const qnum::group_stats all = tensor_stats<T>(data, tt, n, k, threads);
+    const qnum::group_params gp = qnum::compute_params(qnum::presets::ct_fp8, all);
+    std::uint8_t* codes = bufs[0].data();
+    parallel_rows(n, 1, threads, [&](std::int64_t r0, std::int64_t r1) {
+      const T* p = reinterpret_cast<const T*>(data);
+      for (std::int64_t i = r0 * k; i < r1 * k; ++i)
+        codes[i] = qnum::quantize_value(qnum::presets::ct_fp8, gp, qnum::detail::load_elem(p + i, tt));
+    });
+    const std::uint32_t sb = gp.scale_code;
+    std::memcpy(bufs[1].data(), &sb, 4);
+    return bufs;
+  }
   if (o.format == out_format::fp8_block) {
     qnum::fp8_block_shape s;
     qnum::fp8_block_layout(n, k, &s);
@@ -249,9 +347,21 @@ void write_text(const std::string& tmp, const std::string& text) {
   if (!f) fail(tmp + ": write failed");
 }
 
+const char* format_name(out_format f) {
+  switch (f) {
+    case out_format::w4a16: return "w4a16";
+    case out_format::fp8_block: return "fp8-block";
+    case out_format::fp8_channel: return "fp8-channel";
+    case out_format::fp8_tensor: return "fp8-tensor";
+    case out_format::nvfp4: return "nvfp4";
+    case out_format::mxfp4: return "mxfp4";
+  }
+  return "?";
+}
+
 void usage() {
   std::fprintf(stderr,
-               "usage: qnum-convert --format w4a16|fp8-block [--group 32|128] [--asym] [--include REGEX]...\n"
+               "usage: qnum-convert --format w4a16|fp8-block|fp8-channel|fp8-tensor|nvfp4|mxfp4 [--group 32|128] [--asym] [--include REGEX]...\n"
                "                    [--exclude REGEX]... [--threads N] [--no-progress] INPUT OUTPUT_DIR\n"
                "  INPUT: checkpoint directory (model.safetensors.index.json or *.safetensors) or a .safetensors file\n"
                "  default layers: 2-D tensors named *.weight except embeddings, norms and lm_head\n");
@@ -328,7 +438,7 @@ int run(const options& o) {
           auto bufs = t.dtype == "F32" ? quantize_tensor<float>(o, where, data, t, p)
                                        : quantize_tensor<std::uint16_t>(o, where, data, t, p);
           for (auto& b : bufs) write_all(out, b.data(), b.size(), tmp);
-          prog.step(t.name, o.format == out_format::w4a16 ? "-> w4a16" : "-> fp8 block", t.end - t.begin);
+          prog.step(t.name, std::string("-> ") + format_name(o.format), t.end - t.begin);
         }
         f.release(t);
       }
@@ -356,6 +466,41 @@ int run(const options& o) {
           {"config_groups", {{"group_0", {{"targets", {"Linear"}}, {"weights", w}, {"input_activations", nullptr},
                                           {"output_activations", nullptr}, {"format", "pack-quantized"}}}}},
           {"ignore", ignore}};
+    } else if (o.format == out_format::nvfp4 || o.format == out_format::mxfp4) {
+      // compressed-tensors QuantizationConfig of its NVFP4A16 / MXFP4A16 preset schemes (weight-only), as
+      // QuantizationConfig.model_dump() writes it (tests/data/convert/golden_nvfp4_config.json, golden_mxfp4_config.json).
+      const bool nv = o.format == out_format::nvfp4;
+      json w = {{"num_bits", 4}, {"type", "float"}, {"symmetric", true}, {"group_size", nv ? 16 : 32},
+                {"strategy", nv ? "tensor_group" : "group"}, {"dynamic", false},
+                {"scale_dtype", nv ? "torch.float8_e4m3fn" : "torch.uint8"}};
+      cfg["quantization_config"] = {
+          {"config_groups", {{"group_0", {{"targets", {"Linear"}}, {"weights", w}, {"input_activations", nullptr},
+                                          {"output_activations", nullptr}, {"format", nullptr}}}}},
+          {"quant_method", "compressed-tensors"},
+          {"kv_cache_scheme", nullptr},
+          {"format", nv ? "nvfp4-pack-quantized" : "mxfp4-pack-quantized"},
+          {"quantization_status", "compressed"},
+          {"global_compression_ratio", nullptr},
+          {"ignore", ignore},
+          {"moe_sparsity_config", nullptr}};
+    } else if (o.format == out_format::fp8_channel || o.format == out_format::fp8_tensor) {
+      // compressed-tensors QuantizationConfig of its FP8_DYNAMIC preset scheme (weights per tensor for fp8-tensor), as
+      // QuantizationConfig.model_dump() writes it (tests/data/convert/golden_fp8_*_config.json).
+      const bool ch = o.format == out_format::fp8_channel;
+      json w = {{"num_bits", 8}, {"type", "float"}, {"symmetric", true}, {"group_size", nullptr},
+                {"strategy", ch ? "channel" : "tensor"}, {"dynamic", false}};
+      // Activations: dynamic per token for both (a static per-tensor input scale would need calibration data).
+      json a = {{"num_bits", 8}, {"type", "float"}, {"symmetric", true}, {"group_size", nullptr}, {"strategy", "token"}, {"dynamic", true}};
+      cfg["quantization_config"] = {
+          {"config_groups", {{"group_0", {{"targets", {"Linear"}}, {"weights", w}, {"input_activations", a},
+                                          {"output_activations", nullptr}, {"format", nullptr}}}}},
+          {"quant_method", "compressed-tensors"},
+          {"kv_cache_scheme", nullptr},
+          {"format", "float-quantized"},
+          {"quantization_status", "compressed"},
+          {"global_compression_ratio", nullptr},
+          {"ignore", ignore},
+          {"moe_sparsity_config", nullptr}};
     } else {
       cfg["quantization_config"] = {{"quant_method", "fp8"}, {"fmt", "e4m3"}, {"activation_scheme", "dynamic"},
                                     {"weight_block_size", {128, 128}}};
@@ -409,6 +554,10 @@ int main(int argc, char** argv) {
         const std::string f = next();
         if (f == "w4a16") o.format = out_format::w4a16;
         else if (f == "fp8-block") o.format = out_format::fp8_block;
+        else if (f == "fp8-channel") o.format = out_format::fp8_channel;
+        else if (f == "fp8-tensor") o.format = out_format::fp8_tensor;
+        else if (f == "nvfp4") o.format = out_format::nvfp4;
+        else if (f == "mxfp4") o.format = out_format::mxfp4;
         else {
           std::fprintf(stderr, "qnum-convert: unknown format '%s'\n", f.c_str());
           return 2;

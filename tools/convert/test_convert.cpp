@@ -169,6 +169,49 @@ TEST_CASE("fp8 block matches DeepGEMM per_block_cast_to_fp8 bit for bit") {
 }
 
 namespace {
+// quantization_config of an output vs the one compressed-tensors dumps for the same scheme (ignore list aside).
+void check_ct_config(const fs::path& out, const std::string& golden_json) {
+  json cfg = json::parse(read_all(out / "config.json"));
+  json q = cfg["quantization_config"], g = json::parse(read_all(data_dir + "/" + golden_json));
+  const auto& ign = q["ignore"];
+  CHECK(std::find(ign.begin(), ign.end(), "lm_head") != ign.end());
+  CHECK(std::find(ign.begin(), ign.end(), "model.layers.0.self_attn.o_proj") != ign.end());
+  q.erase("ignore");
+  g.erase("ignore");
+  CHECK(q.dump() == g.dump());  // same keys, values and order as QuantizationConfig.model_dump()
+  CHECK(cfg["hidden_size"] == 128);
+}
+}  // namespace
+
+TEST_CASE("fp8 channel / tensor match compressed-tensors float-quantized bit for bit; threads do not change bits") {
+  for (const char* f : {"fp8-channel", "fp8-tensor"}) {
+    CAPTURE(f);
+    std::string u = f;
+    u[3] = '_';
+    const fs::path out = scratch(u), out1 = scratch(u + "1");
+    std::string err;
+    REQUIRE_MESSAGE(convert(std::string("--format ") + f + " --exclude o_proj --threads 2 " + ckpt + " " + out.string(), err) == 0, err);
+    check_against_golden(out.string(), data_dir + "/golden_" + u + ".safetensors", false);
+    check_ct_config(out, "golden_" + u + "_config.json");
+    REQUIRE_MESSAGE(convert(std::string("--format ") + f + " --exclude o_proj --threads 1 " + ckpt + " " + out1.string(), err) == 0, err);
+    for (auto fn : {"model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"}) CHECK(read_all(out / fn) == read_all(out1 / fn));
+  }
+}
+
+TEST_CASE("nvfp4 / mxfp4 match compressed-tensors nvfp4- / mxfp4-pack-quantized bit for bit; threads do not change bits") {
+  for (const char* f : {"nvfp4", "mxfp4"}) {
+    CAPTURE(f);
+    const fs::path out = scratch(f), out1 = scratch(std::string(f) + "1");
+    std::string err;
+    REQUIRE_MESSAGE(convert(std::string("--format ") + f + " --exclude o_proj --threads 2 " + ckpt + " " + out.string(), err) == 0, err);
+    check_against_golden(out.string(), data_dir + "/golden_" + f + ".safetensors", false);
+    check_ct_config(out, std::string("golden_") + f + "_config.json");
+    REQUIRE_MESSAGE(convert(std::string("--format ") + f + " --exclude o_proj --threads 1 " + ckpt + " " + out1.string(), err) == 0, err);
+    for (auto fn : {"model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"}) CHECK(read_all(out / fn) == read_all(out1 / fn));
+  }
+}
+
+namespace {
 // Input of a quantized weight as a qnum view (bf16/fp16 bits or fp32).
 template <class Fn>
 void with_input(const checkpoint& in, const std::string& n, Fn&& fn) {
@@ -248,6 +291,84 @@ TEST_CASE("round trip: dequantize(converted) == qnum fake quant of the original,
   }
 }
 
+TEST_CASE("round trip fp8 channel / tensor: dequantize(converted) == qnum fake quant of the original") {
+  checkpoint in(ckpt);
+  for (bool channel : {true, false}) {
+    CAPTURE(channel);
+    const fs::path out = scratch(channel ? "rt_fp8c" : "rt_fp8t");
+    std::string err;
+    REQUIRE_MESSAGE(convert(std::string("--format ") + (channel ? "fp8-channel" : "fp8-tensor") + " --threads 2 " + ckpt + " " + out.string(), err) == 0, err);
+    checkpoint o(out.string());
+    const qnum::group_shape gs = channel ? qnum::per_row() : qnum::per_tensor();
+    for (const char* w : weights) {
+      CAPTURE(w);
+      const std::string m = std::string(w).substr(0, std::strlen(w) - 7);
+      const auto& t = in.info(w);
+      const std::int64_t n = t.shape[0], k = t.shape[1];
+      CHECK(o.info(m + ".weight_scale").shape == (channel ? std::vector<std::int64_t>{n, 1} : std::vector<std::int64_t>{1}));
+      std::vector<float> deq(n * k), fq(n * k);
+      REQUIRE(qnum::dequantize(qnum::presets::ct_fp8, qnum::view<const std::uint8_t>(o.data(w), n, k), gs,
+                               qnum::scales_of(const_cast<float*>(reinterpret_cast<const float*>(o.data(m + ".weight_scale"))), channel ? n : 1, 1),
+                               {}, qnum::view(deq.data(), n, k)) == qnum::status::ok);
+      with_input(in, w, [&](auto v) { REQUIRE(qnum::fake_quantize(qnum::presets::ct_fp8, v, gs, qnum::view(fq.data(), n, k)) == qnum::status::ok); });
+      CHECK(std::memcmp(deq.data(), fq.data(), deq.size() * 4) == 0);
+    }
+  }
+}
+
+TEST_CASE("round trip nvfp4 / mxfp4: dequantize(converted) == qnum fake quant of the original (ct_fp4 presets)") {
+  checkpoint in(ckpt);
+  for (bool nv : {true, false}) {
+    CAPTURE(nv);
+    const fs::path out = scratch(nv ? "rt_nvfp4" : "rt_mxfp4");
+    std::string err;
+    REQUIRE_MESSAGE(convert(std::string("--format ") + (nv ? "nvfp4" : "mxfp4") + " " + ckpt + " " + out.string(), err) == 0, err);
+    checkpoint o(out.string());
+    const std::int64_t g = nv ? 16 : 32;
+    for (const char* w : weights) {
+      CAPTURE(w);
+      const std::string m = std::string(w).substr(0, std::strlen(w) - 7);
+      const auto& t = in.info(w);
+      const std::int64_t n = t.shape[0], k = t.shape[1], G = k / g;
+      // Dequantize the converted tensors with qnum (scales from the stored codes).
+      const std::uint8_t* packed = o.data(m + ".weight_packed");
+      const std::uint8_t* sc = o.data(m + ".weight_scale");
+      float global = 0.0f;
+      if (nv) std::memcpy(&global, o.data(m + ".weight_global_scale"), 4);
+      std::vector<float> deq(n * k), fq(n * k);
+      for (std::int64_t r = 0; r < n; ++r)
+        for (std::int64_t j = 0; j < G; ++j) {
+          const qnum::group_params p = nv ? qnum::presets::ct_nvfp4_params_from_code(sc[r * G + j], global)
+                                          : qnum::presets::ct_mxfp4_params_from_code(sc[r * G + j]);
+          for (std::int64_t e = 0; e < g; ++e) {
+            const std::int64_t i = r * k + j * g + e;
+            deq[i] = qnum::dequantize_value(qnum::presets::ct_fp4, p, qnum::unpack_nibble(packed[i / 2], int(i % 2), qnum::nibble_order::low_first));
+          }
+        }
+      // Fake quant of the original: statistics with qnum, the presets' parameters, fake_quant_value.
+      std::vector<float> x(n * k);
+      with_input(in, w, [&](auto v) {
+        for (std::int64_t i = 0; i < n * k; ++i) x[i] = qnum::detail::load_elem(v.data + i, v.type);
+      });
+      qnum::group_stats all;
+      for (float e : x) qnum::accumulate(all, e);
+      const float gl = qnum::presets::ct_nvfp4_global_scale(all.amax);
+      if (nv) CHECK(qnum::detail::float_to_bits(gl) == qnum::detail::float_to_bits(global));
+      for (std::int64_t r = 0; r < n; ++r)
+        for (std::int64_t j = 0; j < G; ++j) {
+          qnum::group_stats st;
+          for (std::int64_t e = 0; e < g; ++e) qnum::accumulate(st, x[r * k + j * g + e]);
+          const qnum::group_params p = nv ? qnum::presets::ct_nvfp4_params(st.amax, gl) : qnum::presets::ct_mxfp4_params(st.amax);
+          for (std::int64_t e = 0; e < g; ++e) {
+            const std::int64_t i = r * k + j * g + e;
+            fq[i] = qnum::fake_quant_value(qnum::presets::ct_fp4, p, x[i]);
+          }
+        }
+      CHECK(std::memcmp(deq.data(), fq.data(), deq.size() * 4) == 0);
+    }
+  }
+}
+
 namespace {
 // Writes a safetensors file with a raw header string and `data_bytes` bytes of data.
 void write_raw(const fs::path& p, const std::string& header, std::size_t data_bytes) {
@@ -306,6 +427,10 @@ TEST_CASE("bad input: non-zero exit, message names file and tensor, nothing left
   // A shape the group does not divide.
   write_raw(d / "grp.safetensors", R"({"a.weight":{"dtype":"BF16","shape":[4,96],"data_offsets":[0,768]}})", 768);
   expect_failure("--format w4a16 --group 128 " + (d / "grp.safetensors").string(), d / "out_grp", {"grp.safetensors", "'a.weight'", "group"});
+  // NVFP4 / MXFP4: in_features not a multiple of the 16 / 32 group (ct_pack needs K % group == 0).
+  write_raw(d / "fp4.safetensors", R"({"a.weight":{"dtype":"BF16","shape":[4,40],"data_offsets":[0,320]}})", 320);
+  expect_failure("--format nvfp4 " + (d / "fp4.safetensors").string(), d / "out_nvfp4", {"fp4.safetensors", "'a.weight'", "nvfp4 group size 16"});
+  expect_failure("--format mxfp4 " + (d / "fp4.safetensors").string(), d / "out_mxfp4", {"fp4.safetensors", "'a.weight'", "mxfp4 group size 32"});
   // A failure in the second shard leaves no output from the first (validation precedes writing).
   CHECK(!fs::exists(d / "out_trunc" / "model-00001-of-00002.safetensors"));
 }
