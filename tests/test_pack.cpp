@@ -415,3 +415,32 @@ TEST_CASE("dequantize_int4_word") {
   dequantize_int4_word(0xBA987654u, 0.5f, 8, out);
   for (int k = 0; k < 8; ++k) CHECK(out[k] == 0.5f * static_cast<float>(k - 4));
 }
+
+TEST_CASE("pack_int32 4-bit rows (the 8-codes-per-word fast path): every field in place, signed and unsigned") {
+  // Every nibble value at every field position of a word, for rows whose length is a multiple of 8 (the
+  // word-at-a-time path) and one that is not (the per-field path): both must give the same fields.
+  for (const std::int64_t cols : {64, 72, 67}) {
+    const std::int64_t rows = 5;
+    std::vector<std::int8_t> s(static_cast<std::size_t>(rows * cols));
+    std::vector<std::uint8_t> u(s.size());
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      const int v = static_cast<int>((i * 7 + i / 16) % 16);
+      u[i] = static_cast<std::uint8_t>(v);
+      s[i] = static_cast<std::int8_t>(v - 8);
+    }
+    const std::int64_t wpl = (cols * 4 + 31) / 32;
+    std::vector<std::uint32_t> ws(static_cast<std::size_t>(rows * wpl)), wu(ws.size());
+    REQUIRE(qnum::pack_int32(s.data(), rows, cols, 4, qnum::packed_dim::cols, ws.data()) == qnum::pack_status::ok);
+    REQUIRE(qnum::pack_int32(u.data(), rows, cols, 4, qnum::packed_dim::cols, wu.data()) == qnum::pack_status::ok);
+    long bad = 0;
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t c = 0; c < cols; ++c) {
+        const std::size_t w = static_cast<std::size_t>(r * wpl + c / 8);
+        const int sh = static_cast<int>(4 * (c % 8));
+        const std::size_t i = static_cast<std::size_t>(r * cols + c);
+        bad += ((ws[w] >> sh) & 15u) != static_cast<std::uint32_t>(s[i] + 8);  // offset binary
+        bad += ((wu[w] >> sh) & 15u) != u[i];
+      }
+    CHECK(bad == 0);
+  }
+}
