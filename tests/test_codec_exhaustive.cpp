@@ -51,8 +51,9 @@ TEST_CASE("round_to_int equals nearbyint on every float below 2^31") {
 
 #if QNUM_HOST_SIMD
 // The host fast path's lanes (quantize_tensor.hpp) against the per-element codec, which the cases
-// below hold to CUDA: float element codes (RNE, satfinite) and the bf16 output rounding.
-TEST_CASE("host SIMD lanes: e4m3/e5m2/e2m1 codes and bf16 rounding equal the codec on all 2^32 inputs") {
+// below hold to CUDA: float element codes (RNE, satfinite), the bf16 output rounding (overflow to Inf)
+// and the bf16 residual rounding (satfinite).
+TEST_CASE("host SIMD lanes: e4m3/e5m2/e2m1 codes and bf16 rounding (nosat, satfinite) equal the codec on all 2^32 inputs") {
   namespace s = qnum::detail::simd;
   const unsigned nt = std::max(1u, std::thread::hardware_concurrency());
   std::atomic<std::uint64_t> bad{0};
@@ -67,14 +68,15 @@ TEST_CASE("host SIMD lanes: e4m3/e5m2/e2m1 codes and bf16 rounding equal the cod
         const s::vf v = s::bit_cast<s::vf>(b);
         const s::vi a = s::float_code_lane<qnum::fp8_e4m3>(v), e = s::float_code_lane<qnum::fp8_e5m2>(v),
                     f = s::float_code_lane<qnum::fp4_e2m1>(v);
-        std::uint16_t h[s::lanes];
+        std::uint16_t h[s::lanes], hs[s::lanes];
         s::store(h, v);
+        s::store_satfinite(hs, v);
         for (int l = 0; l < s::lanes; ++l) {
           const float x = v[l];
           const bool ok = static_cast<std::uint32_t>(a[l]) == qnum::encode<qnum::fp8_e4m3>(x, qnum::rne, qnum::satfinite) &&
                           static_cast<std::uint32_t>(e[l]) == qnum::encode<qnum::fp8_e5m2>(x, qnum::rne, qnum::satfinite) &&
                           static_cast<std::uint32_t>(f[l]) == qnum::encode<qnum::fp4_e2m1>(x, qnum::rne, qnum::satfinite) &&
-                          h[l] == qnum::to_bf16(x);
+                          h[l] == qnum::to_bf16(x) && hs[l] == qnum::encode<qnum::bf16>(x, qnum::rne, qnum::satfinite);
           if (!ok && local++ < 3) std::printf("host lanes: mismatch at 0x%08x\n", static_cast<unsigned>(b[l]));
         }
       }

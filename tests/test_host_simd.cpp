@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "qnum/dynamic_scale.hpp"
 #include "qnum/presets.hpp"
 #include "qnum/quantize.hpp"
 #include "qnum/quantize_tensor.hpp"
@@ -210,6 +211,76 @@ TEST_CASE("host lanes == per-element definition: float formats, divide and multi
   run_all(qnum::float_amax<qnum::fp4_e2m1>(), "e2m1 divide");
   run_all(qnum::float_amax<qnum::fp8_e5m2>().x_multiply().stored_as(qnum::scale_storage::bf16), "e5m2 multiply bf16 scale");
   run_all(qnum::float_amax<qnum::fp4_e2m1>().stored_as(qnum::scale_storage::ue4m3), "e2m1 ue4m3 scale");
+}
+
+template <class Residual>
+void grad_case(std::size_t n, std::size_t gs, qnum::scale_timing timing, std::uint64_t seed) {
+  // Three steps of quantize_gradient_int8 (lanes where the build has them) against the per-element
+  // quantize_grad_element loop written out here: codes, residual bits, states, status.
+  qnum::dynamic_scale_config cfg;
+  cfg.timing = timing;
+  cfg.on_nonfinite = qnum::nonfinite_policy::zero_elements;
+  const std::size_t call_gs = gs;
+  if (gs == 0) gs = n;  // 0: one group for the tensor
+  const std::size_t groups = n / gs;
+  std::vector<Residual> res(n), ref_res(n);
+  std::vector<qnum::dynamic_scale_state> st(groups), ref_st(groups);
+  std::vector<std::int8_t> codes(n), ref_codes(n);
+  for (std::size_t i = 0; i < n; ++i) {  // a user's residual buffer may hold anything: +-Inf, NaN, huge
+    const float v = i % 97 == 3 ? qtest::from_bits(0x7F800000u) : i % 89 == 5 ? qtest::from_bits(0xFF800000u)
+                  : i % 83 == 1 ? qtest::from_bits(0x7FC00000u) : i % 79 == 2 ? -3.3e38f : 0.0f;
+    qnum::store_residual(res.data(), i, v);
+    qnum::store_residual(ref_res.data(), i, v);
+  }
+  long bad = 0;
+  for (int step = 0; step < 3; ++step) {
+    const auto g = hard_data(1, static_cast<std::int64_t>(n), seed + static_cast<std::uint64_t>(step));
+    const qnum::dq_status got = qnum::quantize_gradient_int8(g.data(), codes.data(), res.data(), n, call_gs, st.data(), cfg);
+    // Reference: the documented per-group rule with the per-element function.
+    const bool first = ref_st[0].steps == 0 || !(ref_st[0].scale > 0.0f);
+    bool zeroed = false;
+    for (std::size_t k = 0; k < groups; ++k) {
+      float amax_now = 0.0f;
+      for (std::size_t i = k * gs; i < (k + 1) * gs; ++i) {
+        const float x = qnum::detail::add_rn(g[i], qnum::load_residual(ref_res.data(), i));
+        if (!qnum::detail::is_nonfinite(x)) amax_now = qnum::detail::abs_bits(x) > amax_now ? qnum::detail::abs_bits(x) : amax_now;
+      }
+      const float s = first ? qnum::dynamic_scale_update(0.0f, amax_now, cfg)
+                            : (timing == qnum::scale_timing::current ? qnum::dynamic_scale_update(ref_st[k].scale, amax_now, cfg)
+                                                                     : qnum::dynamic_scale_update(ref_st[k].scale, ref_st[k].amax, cfg));
+      const qnum::int8_multipliers m = qnum::int8_multipliers_for(s);
+      float amax = 0.0f;
+      for (std::size_t i = k * gs; i < (k + 1) * gs; ++i) {
+        const qnum::int8_element el = qnum::quantize_grad_element(g[i], qnum::load_residual(ref_res.data(), i), m, qnum::rne);
+        ref_codes[i] = static_cast<std::int8_t>(el.code);
+        qnum::store_residual(ref_res.data(), i, el.residual);
+        amax = el.abs_in > amax ? el.abs_in : amax;
+        zeroed = zeroed || !el.finite;
+      }
+      ref_st[k].scale = s;
+      ref_st[k].amax = amax;
+      ref_st[k].steps += 1;
+    }
+    const qnum::dq_status want = zeroed ? qnum::dq_status::ok_zeroed_nonfinite : qnum::dq_status::ok;
+    bad += got != want;
+    for (std::size_t i = 0; i < n; ++i) {
+      bad += codes[i] != ref_codes[i];
+      bad += qtest::bits(qnum::load_residual(res.data(), i)) != qtest::bits(qnum::load_residual(ref_res.data(), i));
+    }
+    for (std::size_t k = 0; k < groups; ++k)
+      bad += qtest::bits(st[k].scale) != qtest::bits(ref_st[k].scale) || qtest::bits(st[k].amax) != qtest::bits(ref_st[k].amax);
+  }
+  CHECK_MESSAGE(bad == 0, "n=" << n << " gs=" << gs);
+}
+
+TEST_CASE("INT8 gradient quantizer with error feedback: lanes == per-element definition") {
+  for (auto timing : {qnum::scale_timing::delayed, qnum::scale_timing::current}) {
+    grad_case<float>(4096, 128, timing, 5);
+    grad_case<float>(1000, 0, timing, 6);
+    grad_case<float>(999, 37, timing, 7);
+    grad_case<std::uint16_t>(4096, 128, timing, 8);
+    grad_case<std::uint16_t>(77, 7, timing, 9);
+  }
 }
 
 #if QNUM_HOST_SIMD

@@ -45,6 +45,7 @@
 #include "qnum/config.hpp"
 #include "qnum/detail/fp_rn.hpp"
 #include "qnum/detail/bits.hpp"
+#include "qnum/detail/host_simd.hpp"
 #include "qnum/random.hpp"
 #include "qnum/round.hpp"
 
@@ -244,6 +245,14 @@ dq_status quantize_gradient_int8(const float* g, std::int8_t* codes, Residual* r
     }
     const int8_multipliers m = int8_multipliers_for(s);
     float amax = 0.0f;
+#if QNUM_HOST_SIMD
+    if (!cfg.stochastic && m.inv > 0.0f && m.inv <= detail::flt_max && m.dq <= detail::flt_max) {
+      bool nonfinite = false;
+      amax = detail::simd::grad_int8_row(g + b, residual != nullptr ? residual + b : nullptr, static_cast<std::int64_t>(gs),
+                                         m.inv, m.dq, codes + b, nonfinite);
+      zeroed = zeroed || nonfinite;
+    } else
+#endif
     for (std::size_t i = b; i < e; ++i) {
       const float r_old = residual != nullptr ? load_residual(residual, i) : 0.0f;
       const int8_element el =

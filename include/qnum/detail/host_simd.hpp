@@ -385,6 +385,66 @@ inline void dequantize_row(const group_params& p, const std::uint8_t* codes, std
   });
 }
 
+// ---- INT8 gradients with error feedback (dynamic_scale.hpp, nearest-even) ---------------------------
+// bf16 residual store as encode<bf16>(v, rne, satfinite): RNE on the bits, overflow and +-Inf -> +-0x7F7F,
+// NaN -> 0x7FC0.
+inline void store_satfinite(std::uint16_t* p, vf v) {
+  const vu u = bit_cast<vu>(v);
+  const vu r = (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
+  const vi over = bit_cast<vi>(r & 0x7FFFu) == 0x7F80;  // rounded to, or was, +-Inf
+  const vi nan = bit_cast<vi>(u & 0x7FFFFFFFu) > 0x7F800000;
+  const vi sat = bit_cast<vi>((r & 0x8000u) | 0x7F7Fu);
+  store_u16(p, select(nan, splat<vi>(0x7FC0), select(over, sat, bit_cast<vi>(r))));
+}
+inline void store_residual_lanes(float* p, vf v) { store(p, v); }
+inline void store_residual_lanes(std::uint16_t* p, vf v) { store_satfinite(p, v); }
+
+// For i < n: x = fl(g + r_old); finite x: code = round(clamp(fl(x * inv), -127, 127)), residual =
+// fl(x - fl(code * dq)); non-finite x: code 0, residual r_old. Returns max |x| over finite x (0 if none)
+// and sets any_nonfinite. quantize_grad_element(.., rne) per element, for finite inv and dq.
+template <class Residual>
+inline float grad_int8_row(const float* g, Residual* residual, std::int64_t n, float inv, float dq, std::int8_t* codes,
+                           bool& any_nonfinite) {
+  const vf vinv = splat<vf>(inv), vdq = splat<vf>(dq), lo = splat<vf>(-127.0f), hi = splat<vf>(127.0f);
+  vf amax = splat<vf>(0.0f);
+  vi nonfinite_seen = splat<vi>(0);
+  auto step = [&](const float* gp, const Residual* rp, std::uint8_t* cp, Residual* ro) {
+    const vf r_old = rp != nullptr ? load(rp) : splat<vf>(0.0f);
+    const vf x = barrier(load(gp) + r_old);
+    const vi nonfin = (bit_cast<vi>(x) & 0x7F800000) == 0x7F800000;
+    vf y = barrier(x * vinv);
+    y = select(y < lo, lo, y);
+    y = select(y > hi, hi, y);
+    const vi q = bit_cast<vi>(bit_cast<vu>(barrier(y + splat<vf>(12582912.0f))) - 0x4B400000u);
+    const vf d = barrier(__builtin_convertvector(q, vf) * vdq);
+    const vf r = barrier(x - d);
+    store(cp, select(nonfin, splat<vi>(0), q));
+    if (ro != nullptr) store_residual_lanes(ro, select(nonfin, r_old, r));
+    amax = max_lanes(bit_cast<vf>(bit_cast<vi>(x) & 0x7FFFFFFF & ~nonfin), amax);
+    nonfinite_seen = nonfinite_seen | nonfin;
+  };
+  std::uint8_t* c8 = reinterpret_cast<std::uint8_t*>(codes);
+  std::int64_t i = 0;
+  for (; i + lanes <= n; i += lanes) step(g + i, residual != nullptr ? residual + i : nullptr, c8 + i, residual != nullptr ? residual + i : nullptr);
+  if (i < n) {
+    const std::size_t k = static_cast<std::size_t>(n - i);
+    float gb[lanes] = {};
+    Residual rb[lanes] = {};
+    std::uint8_t cb[lanes] = {};
+    std::memcpy(gb, g + i, k * sizeof(float));
+    if (residual != nullptr) std::memcpy(rb, residual + i, k * sizeof(Residual));
+    step(gb, residual != nullptr ? rb : nullptr, cb, residual != nullptr ? rb : nullptr);
+    std::memcpy(c8 + i, cb, k);
+    if (residual != nullptr) std::memcpy(residual + i, rb, k * sizeof(Residual));
+  }
+  float m = 0.0f;
+  for (int l = 0; l < lanes; ++l) {
+    m = amax[l] > m ? amax[l] : m;
+    any_nonfinite = any_nonfinite || nonfinite_seen[l] != 0;
+  }
+  return m;
+}
+
 }  // namespace simd
 }  // namespace detail
 QNUM_END_NAMESPACE
