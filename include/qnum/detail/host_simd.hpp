@@ -164,6 +164,10 @@ inline vi is_nan(vf x) { return (bit_cast<vi>(x) & 0x7FFFFFFF) > 0x7F800000; }
 template <class In, class Out, class Fn>
 inline void for_lanes(const In* in, std::int64_t n, Out* out, Fn&& fn) {
   std::int64_t i = 0;
+  for (; i + 2 * lanes <= n; i += 2 * lanes) {  // two vectors per trip: independent chains, half the loop overhead
+    fn(in + i, out + i);
+    fn(in + i + lanes, out + i + lanes);
+  }
   for (; i + lanes <= n; i += lanes) fn(in + i, out + i);
   if (i < n) {
     In ib[lanes] = {};
@@ -250,8 +254,7 @@ template <bool Multiply, bool ZeroFirst>
 inline vi int_lane(vf x, const int_lane_consts& k) {
   vf v = barrier(Multiply ? x * k.scale_or_inv : x / k.scale_or_inv);
   if (ZeroFirst) v = barrier(v + k.zf);
-  v = select(v < k.lo, k.lo, v);
-  v = select(v > k.hi, k.hi, v);
+  v = min_lanes(max_lanes(v, k.lo), k.hi);  // the clamp; a NaN lane becomes lo here and z below
   const vf t = barrier(v + splat<vf>(12582912.0f));  // 1.5 * 2^23: RNE to an integer for |v| < 2^22
   // Unsigned arithmetic: lanes that select() discards below may hold any bits, and must not overflow.
   vu q = bit_cast<vu>(t) - 0x4B400000u;
@@ -413,8 +416,7 @@ inline float grad_int8_row(const float* g, Residual* residual, std::int64_t n, f
     const vf x = barrier(load(gp) + r_old);
     const vi nonfin = (bit_cast<vi>(x) & 0x7F800000) == 0x7F800000;
     vf y = barrier(x * vinv);
-    y = select(y < lo, lo, y);
-    y = select(y > hi, hi, y);
+    y = min_lanes(max_lanes(y, lo), hi);  // y is not NaN in the lanes kept (x finite, inv finite)
     const vi q = bit_cast<vi>(bit_cast<vu>(barrier(y + splat<vf>(12582912.0f))) - 0x4B400000u);
     const vf d = barrier(__builtin_convertvector(q, vf) * vdq);
     const vf r = barrier(x - d);
