@@ -37,6 +37,68 @@ def main():
                                            0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF))
     write("round", "kat_pi", struct.pack("<IIIQQIIII", 0, 0, 0, 0x13198A2EA4093822, 2,
                                          0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344))
+    groupquant_corpus()
+
+
+# fuzz_groupquant header (fuzz_groupquant.cpp parse()): 19 bytes of selectors, u64 seed, f32 eps, f32 outer.
+GQ_HEADER = "<19BQff"
+GQ_VALUES = [0.0, -0.0, 1.0, -1.0, 0.5, 3.5, -7.25, 448.0, 1e-3, 2.0 ** -130, 1e30, -3.0e38,
+             float("nan"), float("inf"), float("-inf"), 65504.0, 2.0 ** -24, 6.0, -0.1, 100.0]
+
+
+def gq_seed(fmt, kind, flags, pow2, store, work, eps_sel, in_type, out_type, rnd, group_sel, g1, g2, rows, cols,
+            pad, scale_pad, outer_sel, corrupt, values, seed=0x243F6A8885A308D3, eps=1e-5, outer=0.5):
+    head = struct.pack(GQ_HEADER, fmt, kind, flags, pow2, store, work, eps_sel, in_type, out_type, rnd, group_sel,
+                       g1, g2, rows, cols, pad, scale_pad, outer_sel, corrupt, seed, eps, outer)
+    if in_type % 3 == 0:
+        body = b"".join(struct.pack("<f", v) for v in values)
+    else:  # 16-bit: the bf16 bits (upper half of the float) or fp16 bits
+        body = b"".join(struct.pack("<e", v if abs(v) < 65520 or v != v else 0.0) if in_type % 3 == 1 else struct.pack("<f", v)[2:] for v in values)
+    return head + body
+
+
+def groupquant_corpus():
+    vals = GQ_VALUES
+    finite = [v for v in vals if v == v and abs(v) != float("inf") and abs(v) < 6e4]
+    i = 0
+    # Every format x kind, nearest and stochastic, every group shape, the three input dtypes.
+    for fmt in range(7):
+        for kind in range(3):
+            for rnd in range(2):
+                group_sel = (fmt + kind + rnd) % 6
+                in_type = (fmt + kind) % 3
+                v = finite if in_type == 1 else vals
+                write("groupquant", "seed_%03d" % i,
+                      gq_seed(fmt, kind, (fmt * 37 + kind * 11) & 0x7F, kind % 4, (fmt + kind) % 6, 0, kind * 8 + 1,
+                              in_type, (fmt + rnd) % 3, rnd, group_sel, 5 + fmt, 7 + kind, 3 + fmt, 9 + 5 * kind, 2, 1,
+                              (fmt + rnd) % 6, 0, v))
+                i += 1
+    # Scale storages, pow2 rules, work dtypes, eps rules on int4/fp4 and e4m3.
+    for store in range(6):
+        for pow2 in range(4):
+            fmt = (0, 6, 4, 3)[pow2]
+            write("groupquant", "seed_%03d" % i,
+                  gq_seed(fmt, store % 2, 0x40 if store % 2 else 0, pow2, store, store % 3, 8 * (store % 3) + pow2,
+                          0, 0, 0, 2, 15, 0, 4, 33, 3, 2, 0, 0, vals))
+            i += 1
+    # NVFP4: fp4_e2m1 float_amax, ue4m3 storage, outer = amax/(448*6), 1x16 groups.
+    write("groupquant", "nvfp4", gq_seed(6, 0, 0, 0, 4, 0, 0, 0, 0, 0, 2, 15, 0, 8, 64, 0, 0, 1, 0, vals))
+    # MXFP4 / MXFP8 (mx_floor, e8m0), DeepGEMM 1x128-ish (ceil_pow2), te_current.
+    write("groupquant", "mxfp4", gq_seed(6, 0, 0, 2, 5, 0, 0, 0, 0, 0, 2, 31, 0, 2, 80, 0, 0, 0, 0, vals))
+    write("groupquant", "mxfp8_rceil", gq_seed(4, 0, 0, 3, 5, 0, 0, 0, 0, 1, 2, 31, 0, 2, 80, 0, 0, 0, 0, vals))
+    write("groupquant", "deepgemm_block", gq_seed(4, 0, 0, 1, 0, 0, 0, 0, 0, 0, 3, 7, 39, 20, 80, 1, 1, 0, 0, vals))
+    write("groupquant", "te_current", gq_seed(5, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 5, 17, 0, 0, 0, 0, vals))
+    # Subnormal, all-zero, all-NaN groups; empty and one-element tensors.
+    write("groupquant", "subnormal", gq_seed(2, 1, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 0, 3, 8, 0, 0, 0, 0,
+                                             [2.0 ** -140, -2.0 ** -149, 2.0 ** -126, 0.0]))
+    write("groupquant", "all_zero", gq_seed(0, 2, 0, 0, 2, 0, 0, 0, 0, 0, 2, 3, 0, 2, 9, 0, 0, 0, 0, [0.0]))
+    write("groupquant", "all_nan", gq_seed(4, 0, 0, 0, 4, 0, 0, 0, 0, 0, 2, 3, 0, 2, 9, 0, 0, 0, 0, [float("nan")]))
+    write("groupquant", "empty", gq_seed(1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0, 0, []))
+    write("groupquant", "one", gq_seed(3, 1, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, [3.0]))
+    # Each corruption (corrupt byte: low nibble >= 12 selects, high nibble picks which).
+    for c in range(12):
+        write("groupquant", "corrupt_%02d" % c,
+              gq_seed(c % 7, 2, 0, 0, c % 5, 0, 0, c % 3, 0, 0, c % 6, 3, 4, 4, 12, 1, 1, 0, 0xC | (c << 4), vals))
 
 
 if __name__ == "__main__":
