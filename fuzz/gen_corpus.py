@@ -38,6 +38,7 @@ def main():
     write("round", "kat_pi", struct.pack("<IIIQQIIII", 0, 0, 0, 0x13198A2EA4093822, 2,
                                          0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344))
     groupquant_corpus()
+    pack_corpus()
 
 
 # fuzz_groupquant header (fuzz_groupquant.cpp parse()): 19 bytes of selectors, u64 seed, f32 eps, f32 outer.
@@ -99,6 +100,32 @@ def groupquant_corpus():
     for c in range(12):
         write("groupquant", "corrupt_%02d" % c,
               gq_seed(c % 7, 2, 0, 0, c % 5, 0, 0, c % 3, 0, 0, c % 6, 3, 4, 4, 12, 1, 1, 0, 0xC | (c << 4), vals))
+
+
+def pack_corpus():
+    """fuzz_pack: op, four shape/option bytes, then code/value bytes (fuzz_pack.cpp)."""
+    body = bytes(range(256)) + struct.pack("<8f", 1.0, -2.5, 0.0, 3.0e38, -1e-30, 65504.0, 7.0, -8.0)
+    seeds = {
+        "dense_signed_int4": (0, 7, 19, 4, 0), "dense_signed_rows_int3": (0, 33, 5, 0x80 | 3, 0x20),
+        "dense_unsigned_int8": (1, 3, 13, 8, 0), "dense_bad_bits": (1, 2, 2, 9, 0), "dense_wild": (0, 4, 9, 2, 0x18),
+        "dense_null": (1, 4, 4, 4, 7), "dense_empty": (0, 0, 5, 4, 0),
+        "nibbles_odd_low": (2, 31, 0, 0, 0), "nibbles_high": (2, 64, 1, 1, 0), "nibbles_wild": (2, 9, 0, 0, 0x18),
+        "ue8m0": (3, 5, 13, 0, 0), "ue8m0_null": (3, 2, 3, 0, 7),
+        "gptq_int4": (4, 5, 3, 4, 0x82), "gptq_int2": (4, 10, 6, 2, 0x05), "gptq_int8_v1": (4, 15, 9, 8, 0x83),
+        "gptq_bad_k": (4, 10, 5, 4, 0x02), "gptq_bad_bits": (4, 10, 6, 3, 0), "gptq_fp16_raw": (4, 20, 6, 4, 0x43),
+        "marlin_64x16": (5, 0, 3, 0, 0), "marlin_128x32": (5, 3, 6, 0x05, 0), "marlin_bad": (5, 1, 3, 2, 0),
+        "marlin_channel": (5, 0, 6, 0x40, 0),
+        "gguf_q4_0": (6, 0, 1, 0, 0), "gguf_q4_1": (6, 1, 2, 0, 0), "gguf_q8_0": (6, 2, 3, 0, 0),
+        "gguf_bad_n": (6, 0, 4, 0, 0), "gguf_nonfinite": (6, 2, 1, 1, 0),
+        "fp8_block_128": (7, 69, 89, 0, 0), "fp8_block_small": (7, 9, 17, 0x15, 0), "fp8_block_bad_shape": (7, 9, 17, 0x95, 0),
+        "fp8_block_not_pow2": (7, 9, 17, 0x55, 0),
+    }
+    for name, (op, a, b, c, d) in seeds.items():
+        write("pack", name, bytes([op, a, b, c, d]) + body)
+    small = struct.pack("<96f", *[((i * 37) % 29 - 14) / 3.5 for i in range(96)])
+    for t in range(3):
+        write("pack", "gguf_small_%d" % t, bytes([6, t, 3, 0, 0]) + small)
+    write("pack", "gguf_zero_block", bytes([6, 0, 1, 0, 0]) + bytes(128))
 
 
 if __name__ == "__main__":
