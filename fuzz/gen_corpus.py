@@ -39,6 +39,7 @@ def main():
                                          0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344))
     groupquant_corpus()
     pack_corpus()
+    feedback_corpus()
 
 
 # fuzz_groupquant header (fuzz_groupquant.cpp parse()): 19 bytes of selectors, u64 seed, f32 eps, f32 outer.
@@ -126,6 +127,40 @@ def pack_corpus():
     for t in range(3):
         write("pack", "gguf_small_%d" % t, bytes([6, t, 3, 0, 0]) + small)
     write("pack", "gguf_zero_block", bytes([6, 0, 1, 0, 0]) + bytes(128))
+
+
+def feedback_corpus():
+    """fuzz_feedback: op, two config bytes, u64 seed, then op-specific bytes (fuzz_feedback.cpp). Values
+    are 3 bytes each: exponent byte (0xFF NaN/Inf, 0xFE raw bits) and an int16 mantissa."""
+    def vals(k, scale_e=40):
+        return b"".join(struct.pack("<Bh", scale_e + (i % 5), ((i * 7919) % 2001) - 1000) for i in range(k))
+    seed = struct.pack("<Q", 0x243F6A8885A308D3)
+    for op, res in ((0, "none"), (1, "fp32"), (2, "bf16")):
+        for cfg in range(4):
+            a = [0, 0x09, 0x1A, 0x03][cfg]
+            b = [0, 8, 16 | 32, 8 | 16][cfg]
+            data = bytes([op, a, b]) + seed + bytes([33 + cfg * 10, [0, 2, 1, 2][cfg], 5])
+            for t in range(6):
+                data += bytes([t * 3]) + vals(96, 40 if t != 3 else 50)
+            write("feedback", "grad_%s_%d" % (res, cfg), data)
+    data = bytes([1, 0, 0]) + seed + bytes([16, 0, 3])
+    for t in range(4):
+        v = vals(16)
+        if t == 2:
+            v = v[:15] + struct.pack("<Bh", 0xFF, 1) + v[18:]
+        data += bytes([0]) + v
+    write("feedback", "grad_nan_skip", data)
+    write("feedback", "grad_nan_zero", bytes([2, 0, 16]) + data[3:])
+    write("feedback", "grad_bad_config", bytes([1, 5, 0]) + seed + bytes([8, 0, 1, 0]) + vals(8))
+    write("feedback", "grad_null", bytes([1, 0, 0]) + seed + bytes([8, 0, 0xC1, 0]) + vals(8) + bytes([0]) + vals(8))
+    write("feedback", "grad_bad_group", bytes([1, 0, 0]) + seed + bytes([10, 1 + 4 * 2, 1, 0]) + vals(10))
+    for i, (p, a) in enumerate(((0x3F800000, 0x40000000), (0, 0x3A83126F), (0x7F7FFFFF, 0x7F7FFFFF),
+                                (0x00000001, 0x7F800000), (0x3F800000, 0x7FC00000), (0xBF800000, 0x3F000000))):
+        write("feedback", "update_%d" % i, bytes([3, i * 9, i % 4]) + seed + struct.pack("<II", p, a))
+    for i in range(6):
+        data = bytes([4, [0, 0x49, 2, 0x0B, 3, 0x41][i], [0, 0x40, 0x09, 0x1B, 0, 0x48][i]]) + seed
+        data += bytes([[64, 100, 3, 200, 0, 255][i], [0, 3, 9, 7, 15, 64][i], [3, 2, 1, 0x33, 0xC1, 3][i]])
+        write("feedback", "adam_%d" % i, data + vals(260) * 5)
 
 
 if __name__ == "__main__":
