@@ -100,7 +100,9 @@ QNUM_HD bool dynamic_scale_config_valid(const dynamic_scale_config& c) {
 // The scale of a step from the previous scale and an observed amax (finite, >= 0):
 //   new = max(amax, floor); if prev is not > 0 (no previous step) the result is new; otherwise
 //   smoothed = fl(fl(alpha * prev) + fl(fl(1 - alpha) * new))
-//   result   = min(max(smoothed, fl(prev / clip)), fl(prev * clip)), then at most FLT_MAX.
+//   result   = min(max(smoothed, fl(prev / clip)), fl(prev * clip)), then at most FLT_MAX and at least
+//              floor (the products of the EMA and prev / clip can round below floor, and underflow to 0
+//              when floor or prev is subnormal; a zero scale would make inv = 127 / 0 infinite).
 // A non-finite amax is treated as "no observation": the result is prev (or floor when prev is
 // not > 0), so a NaN can never enter a scale.
 QNUM_HD float dynamic_scale_update(float prev, float amax, const dynamic_scale_config& c) {
@@ -115,16 +117,20 @@ QNUM_HD float dynamic_scale_update(float prev, float amax, const dynamic_scale_c
   const float hi = mul_rn(prev, c.scale_clip);
   s = s < lo ? lo : s;
   s = s > hi ? hi : s;
-  return s > flt_max ? flt_max : s;  // also catches an Inf from the sum
+  s = s > flt_max ? flt_max : s;  // also catches an Inf from the sum
+  return s < c.scale_floor ? c.scale_floor : s;
 }
 
-// The per-group multipliers of scale s (> 0, finite): inv = fl(127 / s) and dq = fl(s / 127).
+// The per-group multipliers of scale s (> 0, finite): inv = fl(127 / s) and dq = fl(s / 127). For
+// s < 127 / FLT_MAX (only with a scale_floor that small) 127 / s overflows; inv is then FLT_MAX, so
+// fl(x * inv) is never 0 * Inf = NaN (codes saturate and the residual carries the rest).
 struct int8_multipliers {
   float inv;
   float dq;
 };
 QNUM_HD int8_multipliers int8_multipliers_for(float s) {
-  return {detail::div_rn(127.0f, s), detail::div_rn(s, 127.0f)};
+  const float inv = detail::div_rn(127.0f, s);
+  return {inv > detail::flt_max ? detail::flt_max : inv, detail::div_rn(s, 127.0f)};
 }
 
 // The code of x under multiplier inv: round(clamp(fl(x * inv), -127, 127)). x must not be NaN; an

@@ -57,10 +57,16 @@ inline pack_status fp8_block_check_scales(const fp8_block_shape& shape, const fl
 }
 
 // Dequantize (fp8_cast_bf16.py / weight_dequant, in fp32): w[n, k] = decode<fp8_e4m3>(code) * scale.
+// The shape must be what fp8_block_layout writes: a scale grid other than [ceil(n/block_n),
+// ceil(k/block_k)] (a hand-built shape) is bad_shape for a non-empty tensor, so scale_inv is never read
+// past its end.
 inline pack_status fp8_block_dequantize(const fp8_block_shape& shape, const std::uint8_t* weight, const float* scale_inv,
                                         float* out) {
   if (shape.n < 0 || shape.k < 0 || shape.block_n <= 0 || shape.block_k <= 0) return pack_status::bad_shape;
   if (shape.n * shape.k == 0) return pack_status::ok;
+  if (shape.scale_rows != (shape.n + shape.block_n - 1) / shape.block_n ||
+      shape.scale_cols != (shape.k + shape.block_k - 1) / shape.block_k)
+    return pack_status::bad_shape;
   if (weight == nullptr || scale_inv == nullptr || out == nullptr) return pack_status::null_pointer;
   for (std::int64_t r = 0; r < shape.n; ++r)
     for (std::int64_t c = 0; c < shape.k; ++c)
