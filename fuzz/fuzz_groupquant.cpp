@@ -256,59 +256,6 @@ double out_value(U v, qnum::tensor_type t) {
   }
 }
 
-// Scheme combinations that scale.hpp builds but compute_params does not implement consistently with
-// dequantize (reported to the lead, see docs/reliability.md "Found by fuzzing"): the value properties
-// are not checked for them (status, bounds checking and padding still are) unless QNUM_FUZZ_STRICT is
-// defined. Remove an entry when its bug is fixed; the corpus input named known_* then guards it.
-//   te_current: compute_params returns the fp32 scale bits whatever scheme.store says (a bf16/fp16/e8m0/
-//     ue4m3 store truncates them) and ignores outer_scale, while dequantize decodes per store and
-//     multiplies by outer_scale.
-//   pow2 mx_floor / mx_rceil: the scale code is always an E8M0 code, even when stored_as() after
-//     with_pow2() chose another storage; and outer_scale is not applied to the dequantization scale
-//     (mx_floor ignores it entirely, mx_rceil divides the formula by it) while dequantize multiplies.
-//   outer_scale below 2^-128 (e.g. NVFP4's amax/2688 of a tensor with amax < ~1e-35): 1/outer overflows,
-//     the encode multiplier (1/outer)/stored is clamped to FLT_MAX, so codes are decided with a code scale
-//     unrelated to the dequantization scale stored * outer (positive elements saturate).
-//   outer_scale with a huge stored scale: inv = (1/outer)/stored is subnormal, code_scale = 1/inv is +Inf;
-//     an Inf element gives Inf/Inf = NaN and round_to_int(NaN) + zero overflows int32 (quantize.hpp:50,
-//     UBSan). Checked per group before the calls: known_inf_code_scale().
-//   bf16 / fp16 storage: a scale below half the storage's smallest subnormal is stored as 0 (only UE4M3
-//     is bumped to its smallest code), contrary to policies.md; codes are then decided with x / 0 (0/0 is
-//     NaN, given to round_to_int outside its contract). Checked per group: known_zero_scale().
-template <class F>
-bool known_issue(const qnum::scheme<F>& s, float outer) {
-#ifdef QNUM_FUZZ_STRICT
-  (void)s;
-  (void)outer;
-  return false;
-#else
-  if (outer > 0.0f && !std::isfinite(1.0f / outer)) return true;
-  if (s.kind == qnum::scheme_kind::te_current) return s.store != qnum::scale_storage::fp32 || outer > 0.0f;
-  if (s.pow2 == qnum::pow2_rule::mx_floor || s.pow2 == qnum::pow2_rule::mx_rceil)
-    return s.store != qnum::scale_storage::e8m0 || outer > 0.0f;
-  return false;
-#endif
-}
-
-bool known_zero_scale(qnum::scale_storage st, double stored) {
-#ifdef QNUM_FUZZ_STRICT
-  (void)st;
-  (void)stored;
-  return false;
-#else
-  return stored == 0.0 && (st == qnum::scale_storage::bf16 || st == qnum::scale_storage::fp16);
-#endif
-}
-
-bool known_inf_code_scale(float code_scale) {
-#ifdef QNUM_FUZZ_STRICT
-  (void)code_scale;
-  return false;
-#else
-  return !std::isfinite(code_scale);
-#endif
-}
-
 template <class F, class T, class U>
 void run(const header& h, qnum_fuzz::input& in) {
   const qnum::scheme<F> s = make_scheme<F>(h);
@@ -378,37 +325,6 @@ void run(const header& h, qnum_fuzz::input& in) {
       case 4: outer = -1.0f; break;
       default: outer = 0.0f; break;
     }
-  }
-  // Known issue (bf16/fp16 scale underflowing to 0, see known_zero_scale): predicted before any call,
-  // because the asymmetric zero point then overflows int32 inside scale.hpp (UBSan: signed integer
-  // overflow) -- such an input is skipped. Prediction: the pre-storage scale is what compute_params
-  // returns as the fp32 scale code of the same scheme stored as fp32; it is stored as 0 iff its
-  // bf16/fp16 encoding is 0.
-  // Known issue (two-level schemes): code_scale = 1/inv is +Inf when inv is a subnormal whose
-  // reciprocal overflows (a huge stored scale); an Inf element then gives Inf/Inf = NaN, and
-  // round_to_int(NaN) + zero point overflows int32 in quantize.hpp (UBSan). Predicted the same way
-  // (compute_params of the group; safe once the zero-scale case is excluded) and skipped.
-  {
-    const bool half_store = s.store == qnum::scale_storage::bf16 || s.store == qnum::scale_storage::fp16;
-    const qnum::scheme<F> s32 = s.stored_as(qnum::scale_storage::fp32);
-    for (std::int64_t bi = 0; bi < nr && (half_store || outer > 0.0f); ++bi)
-      for (std::int64_t bj = 0; bj < nc; ++bj) {
-        qnum::group_stats st;
-        for (std::int64_t r = bi * gr; r < rows && r < (bi + 1) * gr; ++r)
-          for (std::int64_t c = bj * gc; c < cols && c < (bj + 1) * gc; ++c) qnum::accumulate(st, xval(r, c));
-        if (half_store) {
-          const float sc = ffrom(qnum::compute_params(s32, st, outer).scale_code);
-          const std::uint32_t code = s.store == qnum::scale_storage::bf16 ? qnum::encode<qnum::bf16>(sc) : qnum::encode<qnum::fp16>(sc);
-          if (known_zero_scale(s.store, stored_value(s.store, code))) {
-            QNUM_FUZZ_PROPERTY("groupquant/known_issue_inputs", true, "%s", "");
-            return;
-          }
-        }
-        if (outer > 0.0f && known_inf_code_scale(qnum::compute_params(s, st, outer).code_scale)) {
-          QNUM_FUZZ_PROPERTY("groupquant/known_issue_inputs", true, "%s", "");
-          return;
-        }
-      }
   }
   const qnum::rounding rd = h.rnd % 2 ? qnum::stochastic_seed(h.seed) : qnum::nearest();
 
@@ -518,10 +434,6 @@ void run(const header& h, qnum_fuzz::input& in) {
       QNUM_FUZZ_PROPERTY("groupquant/untouched", scales.data()[i * sbytes + b] == 0xA5 && scales2.data()[i * sbytes + b] == 0x5A, "scale padding %lld written", static_cast<long long>(i));
     if (asym) QNUM_FUZZ_PROPERTY("groupquant/untouched", zeros.data()[i] == 0x5A5A5A5A && zeros2.data()[i] == 0x5A5A5A5A, "zero padding %lld written", static_cast<long long>(i));
   }
-  if (known_issue(s, outer)) {
-    QNUM_FUZZ_PROPERTY("groupquant/known_issue_inputs", true, "%s", "");
-    return;
-  }
   // compute_scales == quantize's scales.
   for (std::int64_t i = 0; i < nr; ++i)
     for (std::int64_t j = 0; j < nc; ++j) {
@@ -529,10 +441,6 @@ void run(const header& h, qnum_fuzz::input& in) {
       QNUM_FUZZ_PROPERTY("groupquant/scales_agree", std::memcmp(scales.data() + k * sbytes, scales2.data() + k * sbytes, static_cast<std::size_t>(sbytes)) == 0 &&
                          (!asym || zeros.data()[k] == zeros2.data()[k]), "group (%lld, %lld)", static_cast<long long>(i), static_cast<long long>(j));
       const double sv = stored_value(s.store, read_code(scales.data(), sbytes, k));
-      if (known_zero_scale(s.store, sv)) {
-        QNUM_FUZZ_PROPERTY("groupquant/known_issue_inputs", true, "%s", "");
-        continue;
-      }
       QNUM_FUZZ_PROPERTY("groupquant/scale_valid", std::isfinite(sv) && sv > 0.0, "group (%lld, %lld): stored scale code 0x%x = %.9g (store %d, kind %d, pow2 %d)",
                          static_cast<long long>(i), static_cast<long long>(j), read_code(scales.data(), sbytes, k), sv,
                          static_cast<int>(s.store), static_cast<int>(s.kind), static_cast<int>(s.pow2));
@@ -578,7 +486,9 @@ void run(const header& h, qnum_fuzz::input& in) {
       if (std::isinf(xv)) continue;
       // Scale of this group.
       const double stored = stored_value(s.store, read_code(scales.data(), sbytes, k));
-      const double cs = outer > 0.0f ? stored * static_cast<double>(outer) : stored;  // exact in double
+      // The outer scale as qnum uses it (<= 0/NaN none, subnormal -> FLT_MIN, +Inf -> FLT_MAX: policies.md).
+      const float outer_eff = qnum::detail::sanitize_outer(outer);
+      const double cs = outer_eff > 0.0f ? stored * static_cast<double>(outer_eff) : stored;  // exact in double
       float sfl = static_cast<float>(cs);
       if (!std::isfinite(sfl)) sfl = ffrom(0x7F7FFFFFu);
       const double s_used = sfl;
@@ -594,8 +504,8 @@ void run(const header& h, qnum_fuzz::input& in) {
       // bf16/fp16 reciprocal) is clamped to FLT_MAX; codes decided through it (x_by multiply, or any
       // two-level scheme, whose code scale is 1/inv) are then not within the bound.
       {
-        const double rec_thr = outer > 0.0f ? overflow_threshold(qnum::work_dtype::fp32) : overflow_threshold(s.work);
-        if ((s.x_by == qnum::scale_op::multiply || outer > 0.0f) && 1.0 / cs >= rec_thr * (1.0 - std::ldexp(1.0, -8))) continue;
+        const double rec_thr = outer_eff > 0.0f ? overflow_threshold(qnum::work_dtype::fp32) : overflow_threshold(s.work);
+        if ((s.x_by == qnum::scale_op::multiply || outer_eff > 0.0f) && 1.0 / cs >= rec_thr * (1.0 - std::ldexp(1.0, -8))) continue;
       }
       const double t = static_cast<double>(xv) / cs;
       bool in_range;

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "qnum/presets.hpp"
@@ -189,4 +190,65 @@ TEST_CASE("exhaustive int4 ties: x/s = k + 0.5 rounds to even for every k in [-8
     want = want < -8 ? -8 : (want > 7 ? 7 : want);
     CHECK(qnum::quantize_int_value(s, p, x) == want);
   }
+}
+
+namespace {
+template <class F>
+void fq_dq_agree(const qnum::scheme<F>& s, const std::vector<float>& x, float outer, std::uint32_t* scale_code = nullptr) {
+  const std::int64_t n = static_cast<std::int64_t>(x.size());
+  std::vector<float> fq(x.size()), dq(x.size());
+  std::vector<std::uint8_t> codes(x.size());
+  std::uint32_t sc[1] = {};
+  std::int32_t z[1] = {};
+  const qnum::scale_view sv{sc, 1, 1, 1, qnum::scale_bytes(s.store)};
+  REQUIRE(qnum::fake_quantize(s, qnum::view<const float>(x.data(), 1, n), qnum::per_tensor(), qnum::view(fq.data(), 1, n), qnum::nearest(), outer) == qnum::status::ok);
+  REQUIRE(qnum::quantize(s, qnum::view<const float>(x.data(), 1, n), qnum::per_tensor(), qnum::view(codes.data(), 1, n), sv, qnum::view(z, 1, 1), qnum::nearest(), outer) == qnum::status::ok);
+  REQUIRE(qnum::dequantize(s, qnum::view<const std::uint8_t>(codes.data(), 1, n), qnum::per_tensor(), sv, qnum::view<const std::int32_t>(z, 1, 1), qnum::view(dq.data(), 1, n), outer) == qnum::status::ok);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    CHECK(qtest::bits(fq[i]) == qtest::bits(dq[i]));
+    if (std::isfinite(x[i])) CHECK(!std::isnan(fq[i]));
+  }
+  if (scale_code != nullptr) *scale_code = sc[0];
+}
+}  // namespace
+
+TEST_CASE("degenerate scales: storage underflow, outer scales sanitised, TE and MX in any storage") {
+  std::uint32_t code = 0;
+  // A scale below half bf16's smallest subnormal: stored as code 1 (2^-133), not 0; asymmetric too.
+  fq_dq_agree(qnum::symmetric_full<qnum::int8>().stored_as(qnum::scale_storage::bf16), {1e-40f, 0.0f, 5e-41f}, 0.0f, &code);
+  CHECK(code == 1u);
+  fq_dq_agree(qnum::asymmetric<qnum::int8>().stored_as(qnum::scale_storage::bf16), {1e-40f, 0.0f, -5e-41f}, 0.0f, &code);
+  CHECK(code == 1u);
+  fq_dq_agree(qnum::symmetric_full<qnum::int4>().stored_as(qnum::scale_storage::fp16), {1e-30f, -3e-31f}, 0.0f, &code);
+  CHECK(code == 1u);
+  // TE current scaling stored as bf16, and with an outer scale: the stored value is what codes use.
+  fq_dq_agree(qnum::te_current<qnum::fp8_e4m3>().stored_as(qnum::scale_storage::bf16), {1.0f, 448.0f, -3.0f}, 0.0f, &code);
+  CHECK(code == qnum::to_bf16(1.0f));  // 1/m = amax/448 = 1
+  fq_dq_agree(qnum::te_current<qnum::fp8_e4m3>(), {1.0f, 448.0f}, 0.5f);
+  // MX power of two stored as fp32: the value 2^e, not the E8M0 code.
+  fq_dq_agree(qnum::float_amax<qnum::fp8_e4m3>().with_pow2(qnum::pow2_rule::mx_floor).stored_as(qnum::scale_storage::fp32), {1.0f, 448.0f}, 0.0f, &code);
+  CHECK(code == qtest::bits(1.0f));  // floor(log2 448) - 8 = 0
+  fq_dq_agree(qnum::float_amax<qnum::fp8_e4m3>().with_pow2(qnum::pow2_rule::mx_floor), {1.0f, 448.0f}, 0.5f);
+  fq_dq_agree(qnum::float_amax<qnum::fp4_e2m1>().with_pow2(qnum::pow2_rule::mx_rceil), {1.0f, 448.0f}, 0.5f);
+  // Outer scales: subnormal == FLT_MIN, +Inf == FLT_MAX, negative / NaN == none.
+  const auto nv = qnum::float_amax<qnum::fp4_e2m1>().stored_as(qnum::scale_storage::ue4m3);
+  std::uint32_t a = 0, b = 0;
+  fq_dq_agree(nv, {3e-36f, -1.5e-36f}, 1e-40f, &a);
+  fq_dq_agree(nv, {3e-36f, -1.5e-36f}, 1.17549435e-38f, &b);
+  CHECK(a == b);
+  CHECK(qnum::detail::sanitize_outer(std::numeric_limits<float>::infinity()) == std::numeric_limits<float>::max());
+  CHECK(qnum::detail::sanitize_outer(-1.0f) == 0.0f);
+  CHECK(qnum::detail::sanitize_outer(std::nanf("")) == 0.0f);
+  // Outer scale with a huge stored scale and an Inf element: code scale finite, codes defined (UBSan-clean).
+  qnum::group_stats st;
+  qnum::accumulate(st, 3.0e38f);
+  const auto asym = qnum::asymmetric<qnum::int4>();
+  const qnum::group_params p = qnum::compute_params(asym, st, 1.0f);
+  CHECK(std::isfinite(p.code_scale));
+  fq_dq_agree(asym, {3.0e38f, std::numeric_limits<float>::infinity()}, 1.0f);
+  // A NaN x / s (0 * Inf from hand-made parameters) gives the zero point, like a NaN x.
+  qnum::group_params q;
+  q.inv = std::numeric_limits<float>::infinity();
+  q.zero = 3;
+  CHECK(qnum::quantize_int_value(asym.x_multiply(), q, 0.0f) == 3);
 }

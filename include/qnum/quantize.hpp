@@ -8,7 +8,8 @@
 // Integer formats: v = x / code_scale (x_by divide) or x * inv (x_by multiply), rounded to the work dtype;
 // with zero_first: v = v + z (work dtype), clamp to [code_min, code_max], round (the mode);
 // otherwise: clamp(round(v) + z) with v clamped to [code_min - z, code_max - z] first. The code is the
-// integer's two's complement in F::bits bits. NaN x gives the code of z (dequantizes to 0); +-Inf saturate.
+// integer's two's complement in F::bits bits. NaN x (or a NaN x / s) gives the code of z (dequantizes to 0);
+// +-Inf saturate.
 // Dequantize: (q - z) * scale (fp32 RN, then rounded to the work dtype). Never NaN: |q - z| <= 2^bits.
 // Float formats: code = encode<F>(x / code_scale or x * inv, Round, satfinite): RNE on the element grid,
 // overflow and +-Inf saturate to +-max_value; NaN x gives F's NaN code (fp4_e2m1 has none: +6, encode's rule).
@@ -39,6 +40,7 @@ QNUM_HD int quantize_int_value(const scheme<F>& s, const group_params& p, float 
   const float lo = static_cast<float>(s.code_min());
   const float hi = static_cast<float>(s.code_max());
   float v = scaled_value(s, p, x);
+  if (detail::is_nan(v)) return p.zero;  // only from degenerate parameters (e.g. 0 * Inf): as a NaN x
   if (s.zero_first) {
     v = detail::to_work(detail::add_rn(v, static_cast<float>(p.zero)), s.work);
     v = v < lo ? lo : (v > hi ? hi : v);

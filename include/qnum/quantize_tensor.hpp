@@ -163,6 +163,7 @@ QNUM_HD group_params params_from_stored(const scheme<F>& s, std::uint32_t code, 
     case scale_storage::e8m0: v = pow2_from_biased(static_cast<int>(code)); break;
     default: v = bits_to_float(code); break;
   }
+  outer = sanitize_outer(outer);
   if (outer > 0.0f) v = finite_or_max(mul_rn(v, outer));
   p.scale = v;
   p.code_scale = v;

@@ -168,6 +168,14 @@ QNUM_HD float pow2_from_biased(int e) {  // 2^(e-127) for e in [0, 254]; e = 0 -
   return e <= 0 ? bits_to_float(0x00400000u) : bits_to_float(static_cast<std::uint32_t>(e) << 23);
 }
 
+// The outer (per-tensor) scale as compute_params and dequantization use it: <= 0 or NaN means none (0);
+// below FLT_MIN it is raised to FLT_MIN and +Inf lowered to FLT_MAX, so 1/outer is finite.
+QNUM_HD float sanitize_outer(float outer) {
+  if (!(outer > 0.0f)) return 0.0f;
+  if (outer < 1.17549435e-38f) return 1.17549435e-38f;
+  return outer > flt_max ? flt_max : outer;
+}
+
 template <class F>
 QNUM_HD constexpr int emax_elem() {  // floor(log2(max_value)) of a float element format
   int e = 0;
@@ -179,9 +187,12 @@ QNUM_HD constexpr int emax_elem() {  // floor(log2(max_value)) of a float elemen
 }  // namespace detail
 
 // The group's parameters under scheme s, from its statistics. Exact rules: see the file comment.
-// outer: the per-tensor fp32 scale of a two-level scheme (NVFP4), or 0 for none. With it the block scale
-// formula result is divided by outer before the eps rule and storage, the dequantization scale is
-// stored * outer and the encode multiplier is (1/outer) / stored (torchao nvfp4_quantize).
+// outer: the per-tensor fp32 scale of a two-level scheme (NVFP4), or 0 for none (detail::sanitize_outer:
+// <= 0 or NaN is none, subnormal -> FLT_MIN, +Inf -> FLT_MAX). With it the block scale formula result is
+// divided by outer before the eps rule and storage (MX floor: amax / outer), the dequantization scale is
+// stored * outer and the encode multiplier is (1/outer) / stored (torchao nvfp4_quantize). TE current
+// scaling with a storage other than fp32 or with an outer scale stores 1/m [/ outer] like any scale, and
+// MX rules with a storage other than e8m0 store their power of two in it (rounded if it must be).
 template <class F>
 QNUM_HD group_params compute_params(const scheme<F>& s, const group_stats& st, float outer = 0.0f) {
   using namespace detail;
@@ -190,65 +201,84 @@ QNUM_HD group_params compute_params(const scheme<F>& s, const group_stats& st, f
   const float minp = st.min < 0.0f ? st.min : 0.0f;
   const float maxp = st.max > 0.0f ? st.max : 0.0f;
 
+  outer = sanitize_outer(outer);
+  float sc;           // the scale before storage
+  bool rules = true;  // eps, ceil_pow2 and the all-zero rule (TE and MX scales are final already)
   if (s.kind == scheme_kind::te_current) {
     // TransformerEngine compute_scale_from_amax: m = max/amax (RN divide); amax 0 -> 1; inf -> FLT_MAX.
     float m = st.amax > 0.0f ? div_rn(F::max_value, st.amax) : 1.0f;
     if (is_nonfinite(m)) m = flt_max;
     if (s.pow2 == pow2_rule::ceil_pow2) m = bits_to_float(float_to_bits(m) & 0xFF800000u);  // truncate mantissa
-    p.inv = m;
-    p.scale = div_rn(1.0f, m);
-    p.code_scale = p.scale;
-    p.scale_code = float_to_bits(p.scale);
-    return p;
-  }
-
-  if (s.pow2 == pow2_rule::mx_floor) {
+    if (s.store == scale_storage::fp32 && outer == 0.0f) {  // TE itself: codes from m, scale_inv = 1/m
+      p.inv = m;
+      p.scale = div_rn(1.0f, m);
+      p.code_scale = p.scale;
+      p.scale_code = float_to_bits(p.scale);
+      return p;
+    }
+    // Another storage or an outer scale: 1/m [/ outer] is stored like any scale; codes use its reciprocal.
+    sc = div_rn(1.0f, m);
+    if (outer > 0.0f) sc = div_rn(sc, outer);
+    rules = false;
+  } else if (s.pow2 == pow2_rule::mx_floor) {
     // OCP MX / torchao FLOOR: e = floor(log2 amax) - emax_elem, clamped to [-127, 127]; 0xFF never made.
-    int e = biased_exp(st.amax) - 127 - emax_elem<F>();
+    // With an outer scale, amax / outer (the block scale is then relative to it, as for NVFP4).
+    const float a = outer > 0.0f ? div_rn(st.amax, outer) : st.amax;
+    int e = biased_exp(a) - 127 - emax_elem<F>();
     e = e < -127 ? -127 : (e > 127 ? 127 : e);
-    p.scale_code = static_cast<std::uint32_t>(e + 127);
-    p.scale = pow2_from_biased(e + 127);
-    p.code_scale = p.scale;
-    p.inv = div_rn(1.0f, p.scale);
-    return p;
-  }
-
-  // Denominator of the scale formula.
-  float d;
-  float num;
-  if (s.kind == scheme_kind::symmetric_restricted) {
-    d = static_cast<float>(F::qmax);
-    num = st.amax;
-  } else if (s.kind == scheme_kind::symmetric_full) {
-    d = static_cast<float>(F::qmax - F::qmin) * 0.5f;
-    num = st.amax;
-  } else if (s.kind == scheme_kind::asymmetric) {
-    d = static_cast<float>(F::qmax - F::qmin);
-    num = to_work(sub_rn(maxp, minp), w);
+    if (s.store == scale_storage::e8m0 && outer == 0.0f) {
+      p.scale_code = static_cast<std::uint32_t>(e + 127);
+      p.scale = pow2_from_biased(e + 127);
+      p.code_scale = p.scale;
+      p.inv = div_rn(1.0f, p.scale);
+      return p;
+    }
+    sc = pow2_from_biased(e + 127);  // exact in every storage that can hold it; others round it
+    rules = false;
   } else {
-    d = F::max_value;
-    num = st.amax;
+    // Denominator of the scale formula.
+    float d;
+    float num;
+    if (s.kind == scheme_kind::symmetric_restricted) {
+      d = static_cast<float>(F::qmax);
+      num = st.amax;
+    } else if (s.kind == scheme_kind::symmetric_full) {
+      d = static_cast<float>(F::qmax - F::qmin) * 0.5f;
+      num = st.amax;
+    } else if (s.kind == scheme_kind::asymmetric) {
+      d = static_cast<float>(F::qmax - F::qmin);
+      num = to_work(sub_rn(maxp, minp), w);
+    } else {
+      d = F::max_value;
+      num = st.amax;
+    }
+    sc = s.scale_by == scale_op::multiply ? mul_rn(num, div_rn(1.0f, d)) : div_rn(num, d);
+    sc = to_work(sc, w);
+    if (outer > 0.0f) sc = div_rn(sc, outer);
+    if (s.pow2 == pow2_rule::mx_rceil) {
+      // 2^ceil(log2(amax / max_value)), exponent clamped to [-127, 127]; amax 0 -> 2^-127 (code 0).
+      std::uint32_t code = encode<e8m0>(sc, raz, satfinite);
+      if (code > 254u) code = 254u;
+      if (s.store == scale_storage::e8m0 && outer == 0.0f) {
+        p.scale_code = code;
+        p.scale = pow2_from_biased(static_cast<int>(code));
+        p.code_scale = p.scale;
+        p.inv = div_rn(1.0f, p.scale);
+        return p;
+      }
+      sc = pow2_from_biased(static_cast<int>(code));
+      rules = false;
+    }
   }
-  float sc = s.scale_by == scale_op::multiply ? mul_rn(num, div_rn(1.0f, d)) : div_rn(num, d);
-  sc = to_work(sc, w);
-  if (outer > 0.0f) sc = div_rn(sc, outer);
-  if (s.pow2 == pow2_rule::mx_rceil) {
-    // 2^ceil(log2(amax / max_value)), exponent clamped to [-127, 127]; amax 0 -> 2^-127 (code 0).
-    std::uint32_t code = encode<e8m0>(sc, raz, satfinite);
-    if (code > 254u) code = 254u;
-    p.scale_code = code;
-    p.scale = pow2_from_biased(static_cast<int>(code));
-    p.code_scale = p.scale;
-    p.inv = div_rn(1.0f, p.scale);
-    return p;
-  }
-  if (s.eps_rule == eps_mode::floor) {
-    sc = sc < s.eps ? s.eps : sc;
-  } else if (s.eps_rule == eps_mode::zero_to_eps) {
-    sc = sc == 0.0f ? s.eps : sc;
+  if (rules) {
+    if (s.eps_rule == eps_mode::floor) {
+      sc = sc < s.eps ? s.eps : sc;
+    } else if (s.eps_rule == eps_mode::zero_to_eps) {
+      sc = sc == 0.0f ? s.eps : sc;
+    }
   }
   sc = finite_or_max(sc);
-  if (s.pow2 == pow2_rule::ceil_pow2) {
+  if (rules && s.pow2 == pow2_rule::ceil_pow2) {
     // DeepGEMM ceil_to_ue8m0: exponent field + (mantissa != 0), clamped to [1, 254].
     const std::uint32_t u = float_to_bits(sc);
     int e = static_cast<int>((u >> 23) & 0xFFu) + ((u & 0x7FFFFFu) != 0 ? 1 : 0);
@@ -264,9 +294,14 @@ QNUM_HD group_params compute_params(const scheme<F>& s, const group_stats& st, f
     case scale_storage::e8m0: p.scale_code = encode<e8m0>(sc, rtz, satfinite); stored = pow2_from_biased(static_cast<int>(p.scale_code)); break;
     default: p.scale_code = float_to_bits(sc); stored = sc; break;
   }
-  if (stored == 0.0f) {  // a scale that rounds to zero in its storage (e.g. ue4m3 below 2^-10)
-    stored = s.store == scale_storage::ue4m3 ? decode<ue4m3>(1u) : stored;
-    if (s.store == scale_storage::ue4m3) p.scale_code = 1u;
+  if (stored == 0.0f) {  // a scale that rounds to zero in its storage: the storage's smallest positive value
+    p.scale_code = 1u;   // fp32/bf16/fp16: the smallest subnormal; ue4m3: 2^-9 (e8m0 never reaches 0)
+    switch (s.store) {
+      case scale_storage::bf16: stored = from_bf16(1u); break;
+      case scale_storage::fp16: stored = from_fp16(1u); break;
+      case scale_storage::ue4m3: stored = decode<ue4m3>(1u); break;
+      default: stored = bits_to_float(1u); break;
+    }
   }
   p.scale = stored;
   p.code_scale = s.codes_from_stored ? stored : sc;
@@ -274,7 +309,7 @@ QNUM_HD group_params compute_params(const scheme<F>& s, const group_stats& st, f
   if (outer > 0.0f) {
     p.inv = finite_or_max(div_rn(div_rn(1.0f, outer), p.code_scale));
     p.scale = finite_or_max(mul_rn(stored, outer));
-    p.code_scale = div_rn(1.0f, p.inv);
+    p.code_scale = finite_or_max(div_rn(1.0f, p.inv));
   }
   if (s.kind == scheme_kind::asymmetric) {
     const float zs = s.codes_from_stored ? p.code_scale : sc;
