@@ -18,6 +18,21 @@
 #include "qnum/random.hpp"
 #include "test_util.hpp"
 
+#if defined(QNUM_TEST_SKIP_WITHOUT_AVX2)
+// The AVX2 build of this test (8 lanes, -mfma -ffp-contract=fast: the register barriers must keep every
+// product unfused): skip (77) on a CPU without AVX2/FMA.
+#include <cstdlib>
+namespace {
+const bool avx2_present = [] {
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) {
+    std::printf("CPU without AVX2/FMA: skipped\n");
+    std::exit(77);
+  }
+  return true;
+}();
+}  // namespace
+#endif
+
 namespace {
 
 using qnum::detail::bits_to_float;
