@@ -127,10 +127,7 @@ void bm_quantize_pack(benchmark::State& s) {
   for (auto _ : s) {
     auto st = qnum::quantize(qnum::presets::ct_w4a16_sym, qnum::view<const T>(input_of<T>(in), n, n), qnum::presets::ct_group128,
                              qnum::view(codes.data(), n, n), qnum::scales_of(scales.data(), n, n / G));
-    // Codes are int4 two's complement in the low nibble: sign-extend to the int8 codes ct_pack_weight takes.
-    auto* q = reinterpret_cast<std::int8_t*>(codes.data());
-    for (std::int64_t i = 0; i < n * n; ++i) q[i] = static_cast<std::int8_t>(static_cast<std::int8_t>(codes[static_cast<std::size_t>(i)] << 4) >> 4);
-    const auto ps = qnum::ct_pack_weight(q, n, n, 4, packed.data());
+    const auto ps = qnum::ct_pack_weight_codes(codes.data(), n, n, 4, packed.data());
     if (st != qnum::status::ok || ps != qnum::pack_status::ok) s.SkipWithError("quantize+pack failed");
     benchmark::DoNotOptimize(packed.data());
     benchmark::ClobberMemory();

@@ -444,3 +444,26 @@ TEST_CASE("pack_int32 4-bit rows (the 8-codes-per-word fast path): every field i
     CHECK(bad == 0);
   }
 }
+
+TEST_CASE("ct_pack_weight_codes (qnum's two's complement codes) == ct_pack_weight of the sign-extended codes") {
+  for (int bits = 1; bits <= 8; ++bits)
+    for (const std::int64_t k : {64, 72, 67, 1}) {
+      const std::int64_t n = 3;
+      std::vector<std::uint8_t> codes(static_cast<std::size_t>(n * k));
+      std::vector<std::int8_t> q(codes.size());
+      for (std::size_t i = 0; i < codes.size(); ++i) {
+        const int v = static_cast<int>((i * 37 + 11) % (1u << bits)) - (1 << (bits - 1));  // every signed value
+        q[i] = static_cast<std::int8_t>(v);
+        codes[i] = static_cast<std::uint8_t>(static_cast<unsigned>(v) & ((1u << bits) - 1u));
+      }
+      const std::int64_t words = n * ((k * bits + 31) / 32);
+      std::vector<std::uint32_t> a(static_cast<std::size_t>(words)), b(a.size());
+      REQUIRE(qnum::ct_pack_weight(q.data(), n, k, bits, a.data()) == qnum::pack_status::ok);
+      REQUIRE(qnum::ct_pack_weight_codes(codes.data(), n, k, bits, b.data()) == qnum::pack_status::ok);
+      CHECK_MESSAGE(a == b, "bits " << bits << " k " << k);
+    }
+  std::uint8_t bad[8] = {0x10, 0, 0, 0, 0, 0, 0, 0};
+  std::uint32_t w[1];
+  CHECK(qnum::ct_pack_weight_codes(bad, 1, 8, 4, w) == qnum::pack_status::code_out_of_range);
+  CHECK(qnum::ct_pack_weight_codes(bad, 1, 8, 0, w) == qnum::pack_status::bad_bits);
+}

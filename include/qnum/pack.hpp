@@ -160,9 +160,11 @@ inline bool codes_fit(const T* codes, std::int64_t n, int bits, bool is_signed) 
   }
   return true;
 }
+// flip: XORed into every (unsigned) field before packing: qnum's two's complement codes become offset
+// binary with flip = 2^(bits-1).
 template <class T>
 inline pack_status pack_dense_impl(const T* codes, std::int64_t rows, std::int64_t cols, int bits, packed_dim dim,
-                                   bool is_signed, std::uint32_t* out) {
+                                   bool is_signed, std::uint32_t* out, std::uint32_t flip = 0) {
   if (bits < 1 || bits > 8) return pack_status::bad_bits;
   if (!pack_shape_ok(rows, cols)) return pack_status::bad_shape;
   const std::int64_t n = rows * cols;
@@ -176,11 +178,11 @@ inline pack_status pack_dense_impl(const T* codes, std::int64_t rows, std::int64
   if (bits == 4 && dim == packed_dim::cols && cols % 8 == 0) {
     // Eight 4-bit fields per word, field i at bits 4i: the codes' low nibbles (offset-binary for signed:
     // (v + 8) & 15 == (v & 15) ^ 8) gathered from 8 bytes with three shift-or-mask steps.
-    const std::uint64_t flip = is_signed ? 0x0808080808080808ull : 0;
+    const std::uint64_t flip64 = is_signed ? 0x0808080808080808ull : 0x0101010101010101ull * (flip & 15u);
     for (std::int64_t i = 0; i < n / 8; ++i) {
       std::uint64_t w;
       std::memcpy(&w, codes + 8 * i, 8);
-      w = (w ^ flip) & 0x0F0F0F0F0F0F0F0Full;
+      w = (w ^ flip64) & 0x0F0F0F0F0F0F0F0Full;
       w = (w | (w >> 4)) & 0x00FF00FF00FF00FFull;
       w = (w | (w >> 8)) & 0x0000FFFF0000FFFFull;
       out[i] = static_cast<std::uint32_t>(w | (w >> 16));
@@ -194,7 +196,7 @@ inline pack_status pack_dense_impl(const T* codes, std::int64_t rows, std::int64
   for (std::int64_t r = 0; r < rows; ++r) {
     for (std::int64_t c = 0; c < cols; ++c) {
       const std::int32_t v = static_cast<std::int32_t>(codes[r * cols + c]);
-      const std::uint32_t field = is_signed ? to_offset_binary(v, bits) : static_cast<std::uint32_t>(v);
+      const std::uint32_t field = is_signed ? to_offset_binary(v, bits) : static_cast<std::uint32_t>(v) ^ flip;
       if (dim == packed_dim::cols) {
         dense_or(out + r * wpl, c, bits, field);
       } else {

@@ -288,14 +288,12 @@ std::vector<std::vector<std::uint8_t>> quantize_tensor(const options& o, const s
       st = qnum::quantize(qnum::presets::ct_w4a16_sym_bf16, in, qnum::group_size(g), cv, qnum::scales_of(sc, r1 - r0, groups));
     }
     if (st != qnum::status::ok) bad = 1;
-    // int4 codes are two's complement in the low 4 bits: sign-extend in place to int8.
-    for (std::int64_t i = r0 * k; i < r1 * k; ++i)
-      codes[i] = static_cast<std::uint8_t>(static_cast<std::int8_t>(static_cast<std::uint8_t>(codes[i] << 4)) >> 4);
+    // int4 codes (two's complement in the low 4 bits) straight into this row range's weight_packed words.
+    auto* words = reinterpret_cast<std::uint32_t*>(bufs[0].data()) + r0 * qnum::packed_words(k, 4);
+    if (qnum::ct_pack_weight_codes(codes.data() + r0 * k, r1 - r0, k, 4, words) != qnum::pack_status::ok) bad = 2;
   });
-  if (bad) fail(where + "quantization failed");
-  const auto* q = reinterpret_cast<const std::int8_t*>(codes.data());
-  if (qnum::ct_pack_weight(q, n, k, 4, reinterpret_cast<std::uint32_t*>(bufs[0].data())) != qnum::pack_status::ok)
-    fail(where + "packing failed");
+  if (bad == 1) fail(where + "quantization failed");
+  if (bad == 2) fail(where + "packing failed");
   std::size_t next = 2;
   if (o.asym) {
     std::vector<std::int8_t> zp(zeros.size());

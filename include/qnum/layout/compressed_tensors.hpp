@@ -58,6 +58,14 @@ inline pack_status ct_pack_weight(const std::int8_t* q, std::int64_t n, std::int
                                   std::uint32_t* weight_packed) {
   return pack_int32(q, n, k, bits, packed_dim::cols, weight_packed);
 }
+// weight_packed straight from qnum::quantize's codes (integer formats: two's complement in the low `bits`
+// bits of each byte, e.g. int4 -1 = 0x0F): the same words as ct_pack_weight of the sign-extended codes,
+// without that pass. A code with bits set above `bits` -> code_out_of_range.
+inline pack_status ct_pack_weight_codes(const std::uint8_t* codes, std::int64_t n, std::int64_t k, int bits,
+                                        std::uint32_t* weight_packed) {
+  if (bits < 1 || bits > 8) return pack_status::bad_bits;
+  return detail::pack_dense_impl(codes, n, k, bits, packed_dim::cols, false, weight_packed, 1u << (bits - 1));
+}
 // Inverse: q[n, k] from weight_packed.
 inline pack_status ct_unpack_weight(const std::uint32_t* weight_packed, std::int64_t n, std::int64_t k, int bits,
                                     std::int8_t* q) {
