@@ -298,6 +298,45 @@ TEST_CASE("INT8 gradient quantizer with error feedback: lanes == per-element def
   }
 }
 
+TEST_CASE("row_stats and quantize_row == accumulate and quantize_value") {
+  namespace p = qnum::presets;
+  for (std::int64_t n : {1, 3, 16, 32, 77, 300}) {
+    const auto x = hard_data(3, n, static_cast<std::uint64_t>(n));
+    std::vector<std::uint16_t> xb(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) xb[i] = qnum::to_bf16(x[i]);
+    for (std::int64_t r = 0; r < 3; ++r) {
+      const float* row = x.data() + r * n;
+      const std::uint16_t* rowb = xb.data() + r * n;
+      qnum::group_stats a, b;
+      for (std::int64_t i = 0; i < n; ++i) {
+        qnum::accumulate(a, row[i]);
+        qnum::accumulate(b, qnum::from_bf16(rowb[i]));
+      }
+      const qnum::group_stats ra = qnum::row_stats(row, n), rb = qnum::row_stats(rowb, n);
+      CHECK(qtest::bits(ra.amax) == qtest::bits(a.amax));
+      CHECK(qtest::bits(ra.min) == qtest::bits(a.min));
+      CHECK(qtest::bits(ra.max) == qtest::bits(a.max));
+      CHECK(qtest::bits(rb.amax) == qtest::bits(b.amax));
+      const auto check = [&](const auto& s, const qnum::group_stats& st) {
+        const qnum::group_params gp = qnum::compute_params(s, st);
+        std::vector<std::uint8_t> c(static_cast<std::size_t>(n)), cb(c.size());
+        qnum::quantize_row(s, gp, row, n, c.data());
+        qnum::quantize_row(s, gp, rowb, n, cb.data());
+        long bad = 0;
+        for (std::int64_t i = 0; i < n; ++i) {
+          bad += c[static_cast<std::size_t>(i)] != qnum::quantize_value(s, gp, row[i]);
+          bad += cb[static_cast<std::size_t>(i)] != qnum::quantize_value(s, gp, qnum::from_bf16(rowb[i]));
+        }
+        CHECK(bad == 0);
+      };
+      check(p::ct_w4a16_asym, a);
+      check(p::deepgemm_fp8, a);
+      check(p::mxfp4, a);
+      check(qnum::symmetric_full<qnum::int8>().in_work(qnum::work_dtype::bf16), a);  // the generic loop
+    }
+  }
+}
+
 #if QNUM_HOST_SIMD
 TEST_CASE("float code lanes == encode<F>(x, rne, satfinite) on every special and boundary pattern") {
   // The lanes over all 2^32 inputs run in test_codec_exhaustive; here every exponent with the mantissa

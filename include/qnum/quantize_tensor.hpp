@@ -4,6 +4,7 @@
 //   status quantize(scheme, input, groups, codes, scales, zeros, rounding)   scales, zero points and codes
 //   status dequantize(scheme, codes, groups, scales, zeros, output)          output = dequantize_value(...)
 //   status fake_quantize(scheme, input, groups, output, rounding)             = dequantize(quantize(input))
+//   row_stats(x, n), quantize_row(scheme, params, x, n, codes)               building blocks (see below)
 //
 // Views are row-major with a row stride in elements (>= cols), int64 sizes and indexing. Inputs are
 // fp32 (`const float*`), bf16 or fp16 bits (`const std::uint16_t*` with tensor_type::bf16 / fp16); outputs
@@ -356,6 +357,33 @@ status fake_quantize(const scheme<F>& s, matrix_view<const T> in, group_shape gr
       }
   });
   return status::ok;
+}
+
+// Building blocks for callers that form group parameters themselves (e.g. presets::ct_nvfp4_params):
+// the statistics of n contiguous elements (as accumulate() gives them), and codes[i] =
+// quantize_value(s, p, x[i], rne) for i < n. x is fp32 (`const float*`) or 16-bit bits of type t.
+// Both take the SIMD lanes where quantize() would.
+template <class T>
+group_stats row_stats(const T* x, std::int64_t n, tensor_type t = sizeof(T) == 2 ? tensor_type::bf16 : tensor_type::fp32) {
+  const matrix_view<const T> v{x, 1, n, n, t};
+  detail::grid g;
+  g.gr = 1;
+  g.gc = n;
+  g.nr = g.nc = 1;
+  return n > 0 ? detail::stats_of<float>(v, g, 0, 0) : group_stats{};
+}
+template <class F, class T>
+void quantize_row(const scheme<F>& s, const group_params& p, const T* x, std::int64_t n, std::uint8_t* codes,
+                  tensor_type t = sizeof(T) == 2 ? tensor_type::bf16 : tensor_type::fp32) {
+#if QNUM_HOST_SIMD
+  if constexpr (detail::simd::format_covered<F>() && detail::lane_type<T>()) {
+    if (detail::lane_scheme(s, nearest()) && (sizeof(T) == 4 || t == tensor_type::bf16) && detail::simd::group_covered(s, p)) {
+      detail::simd::quantize_row(s, p, x, n, codes);
+      return;
+    }
+  }
+#endif
+  for (std::int64_t i = 0; i < n; ++i) codes[i] = quantize_value(s, p, detail::load_elem(x + i, t), rne);
 }
 
 // Per-tensor amax over the finite elements (for two-level schemes and TE current scaling).

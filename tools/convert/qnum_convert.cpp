@@ -179,10 +179,8 @@ qnum::group_stats tensor_stats(const std::uint8_t* data, qnum::tensor_type tt, s
   std::vector<qnum::group_stats> part(static_cast<std::size_t>(std::max(1, threads)));
   std::atomic<int> slot{0};
   parallel_rows(n, 1, threads, [&](std::int64_t r0, std::int64_t r1) {
-    qnum::group_stats g;
     const T* p = reinterpret_cast<const T*>(data);
-    for (std::int64_t i = r0 * k; i < r1 * k; ++i) qnum::accumulate(g, qnum::detail::load_elem(p + i, tt));
-    part[static_cast<std::size_t>(slot++)] = g;
+    part[static_cast<std::size_t>(slot++)] = qnum::row_stats(p + r0 * k, (r1 - r0) * k, tt);  // rows are contiguous
   });
   qnum::group_stats all;
   for (auto& g : part) all = qnum::merge(all, g);
@@ -223,36 +221,30 @@ std::vector<std::vector<std::uint8_t>> quantize_tensor(const options& o, const s
     std::uint8_t* scales = bufs[1].data();
     parallel_rows(n, 1, threads, [&](std::int64_t r0, std::int64_t r1) {
       const T* p = reinterpret_cast<const T*>(data);
-      float x[32];
+      std::uint8_t c[32];
       for (std::int64_t r = r0; r < r1; ++r)
         for (std::int64_t j = 0; j < groups; ++j) {
           const std::int64_t base = r * k + j * g;
-          qnum::group_stats st;
-          for (std::int64_t e = 0; e < g; ++e) {
-            x[e] = qnum::detail::load_elem(p + base + e, tt);
-            qnum::accumulate(st, x[e]);
-          }
+          const qnum::group_stats st = qnum::row_stats(p + base, g, tt);
           const qnum::group_params gp = nv ? qnum::presets::ct_nvfp4_params(st.amax, global) : qnum::presets::ct_mxfp4_params(st.amax);
           scales[r * groups + j] = static_cast<std::uint8_t>(gp.scale_code);
+          qnum::quantize_row(qnum::presets::ct_fp4, gp, p + base, g, c, tt);
           for (std::int64_t e = 0; e < g; e += 2)
-            packed[(base + e) / 2] = qnum::pack_nibble_pair(qnum::quantize_value(qnum::presets::ct_fp4, gp, x[e]),
-                                                            qnum::quantize_value(qnum::presets::ct_fp4, gp, x[e + 1]),
-                                                            qnum::nibble_order::low_first);
+            packed[(base + e) / 2] = qnum::pack_nibble_pair(c[e], c[e + 1], qnum::nibble_order::low_first);
         }
     });
     return bufs;
   }
   if (o.format == out_format::fp8_tensor) {
     // Per tensor: statistics of row ranges merged (max is exact in any order), one compute_params, then the
-    // per-element quantize_value: the same bits as qnum::quantize(ct_fp8, per_tensor()) on one thread.
+    // quantize_row (quantize_value per element): the same bits as qnum::quantize(ct_fp8, per_tensor()) on one thread.
     const qnum::tensor_type tt = rows_of<T>(data, t.dtype, 0, 0, k).type;
     const qnum::group_stats all = tensor_stats<T>(data, tt, n, k, threads);
     const qnum::group_params gp = qnum::compute_params(qnum::presets::ct_fp8, all);
     std::uint8_t* codes = bufs[0].data();
     parallel_rows(n, 1, threads, [&](std::int64_t r0, std::int64_t r1) {
       const T* p = reinterpret_cast<const T*>(data);
-      for (std::int64_t i = r0 * k; i < r1 * k; ++i)
-        codes[i] = qnum::quantize_value(qnum::presets::ct_fp8, gp, qnum::detail::load_elem(p + i, tt));
+      qnum::quantize_row(qnum::presets::ct_fp8, gp, p + r0 * k, (r1 - r0) * k, codes + r0 * k, tt);
     });
     const std::uint32_t sb = gp.scale_code;
     std::memcpy(bufs[1].data(), &sb, 4);
