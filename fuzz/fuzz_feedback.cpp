@@ -50,16 +50,8 @@ namespace {
 
 using qnum::dq_status;
 
-std::uint32_t fb(float x) {
-  std::uint32_t u;
-  std::memcpy(&u, &x, 4);
-  return u;
-}
-float ff(std::uint32_t u) {
-  float x;
-  std::memcpy(&x, &u, 4);
-  return x;
-}
+using qnum_fuzz::bits_of;
+using qnum_fuzz::float_of;
 
 template <class T>
 struct buf {
@@ -88,8 +80,8 @@ const char* dqs(dq_status s) {
 float value_of(qnum_fuzz::input& in, float spike) {
   const std::uint8_t e = in.take<std::uint8_t>();
   const std::int16_t m = in.take<std::int16_t>();
-  if (e == 0xFF) return (m & 1) ? ff(0x7FC00000u) : (m & 2 ? -INFINITY : INFINITY);
-  if (e == 0xFE) return ff(static_cast<std::uint32_t>(static_cast<std::uint16_t>(m)) * 0x10001u);  // raw bits
+  if (e == 0xFF) return (m & 1) ? float_of(0x7FC00000u) : (m & 2 ? -INFINITY : INFINITY);
+  if (e == 0xFE) return float_of(static_cast<std::uint32_t>(static_cast<std::uint16_t>(m)) * 0x10001u);  // raw bits
   return std::ldexp(static_cast<float>(m), static_cast<int>(e % 81) - 40 - 15) * spike;
 }
 
@@ -117,10 +109,10 @@ qnum::dynamic_scale_config make_config(std::uint8_t a, std::uint8_t b, qnum_fuzz
 void scale_update(qnum_fuzz::input& in, std::uint8_t a, std::uint8_t b) {
   qnum::dynamic_scale_config c = make_config(a, b, in);
   if (!config_valid(c)) return;
-  const float prev = ff(in.take<std::uint32_t>()), amax0 = ff(in.take<std::uint32_t>());
+  const float prev = float_of(in.take<std::uint32_t>()), amax0 = float_of(in.take<std::uint32_t>());
   const float amax = std::isnan(amax0) ? amax0 : std::fabs(amax0);  // the contract: amax >= 0 or non-finite
   const float s = qnum::dynamic_scale_update(prev, amax, c);
-  QNUM_FUZZ_PROPERTY("feedback/scale", std::isfinite(s) && s > 0.0f, "update(prev 0x%08x, amax 0x%08x) = %.9g (alpha %g clip %g floor %g)", fb(prev), fb(amax), static_cast<double>(s),
+  QNUM_FUZZ_PROPERTY("feedback/scale", std::isfinite(s) && s > 0.0f, "update(prev 0x%08x, amax 0x%08x) = %.9g (alpha %g clip %g floor %g)", bits_of(prev), bits_of(amax), static_cast<double>(s),
                      static_cast<double>(c.alpha), static_cast<double>(c.scale_clip), static_cast<double>(c.scale_floor));
   const bool have_prev = prev > 0.0f && std::isfinite(prev);
   if (!std::isfinite(amax)) {
@@ -137,12 +129,12 @@ void scale_update(qnum_fuzz::input& in, std::uint8_t a, std::uint8_t b) {
 
 template <class R>
 double rv(R v) {
-  if constexpr (sizeof(R) == 4) return v; else return ff(static_cast<std::uint32_t>(v) << 16);
+  if constexpr (sizeof(R) == 4) return v; else return float_of(static_cast<std::uint32_t>(v) << 16);
 }
 
 template <class R>
 float load_r(const buf<R>& r, std::size_t i) {
-  if constexpr (sizeof(R) == 4) return r.p[i]; else return ff(static_cast<std::uint32_t>(r.p[i]) << 16);
+  if constexpr (sizeof(R) == 4) return r.p[i]; else return float_of(static_cast<std::uint32_t>(r.p[i]) << 16);
 }
 
 // op 0-2: several steps of quantize_gradient_int8 with residual none / fp32 / bf16.
@@ -201,7 +193,7 @@ void gradient_steps(qnum_fuzz::input& in, std::uint8_t a, std::uint8_t b, bool w
     if (got == dq_status::skipped_nonfinite) {
       bool same_state = true;
       for (std::size_t k = 0; k < ng; ++k)
-        same_state = same_state && fb(st[k].scale) == fb(s0[k].scale) && fb(st[k].amax) == fb(s0[k].amax) && st[k].steps == s0[k].steps &&
+        same_state = same_state && bits_of(st[k].scale) == bits_of(s0[k].scale) && bits_of(st[k].amax) == bits_of(s0[k].amax) && st[k].steps == s0[k].steps &&
                      st[k].skipped == s0[k].skipped + 1 && st[k].rng_offset == s0[k].rng_offset + n;
       bool zero = true;
       for (std::size_t i = 0; i < n; ++i) zero = zero && codes[i] == 0;
@@ -218,7 +210,7 @@ void gradient_steps(qnum_fuzz::input& in, std::uint8_t a, std::uint8_t b, bool w
     for (std::size_t i = 0; i < n; ++i) {
       const float s = st[i / gsz].scale;
       const float want_dq = static_cast<float>(codes[i]) * (s / 127.0f);
-      QNUM_FUZZ_PROPERTY("feedback/dequant", fb(out[i]) == fb(want_dq), "element %zu: 0x%08x want 0x%08x", i, fb(out[i]), fb(want_dq));
+      QNUM_FUZZ_PROPERTY("feedback/dequant", bits_of(out[i]) == bits_of(want_dq), "element %zu: 0x%08x want 0x%08x", i, bits_of(out[i]), bits_of(want_dq));
       const double r_old = with_residual ? rv(r0[i]) : 0.0;
       const float gp = g[i] + static_cast<float>(r_old);
       if (!std::isfinite(gp)) {
@@ -307,7 +299,7 @@ void adam(qnum_fuzz::input& in, std::uint8_t a, std::uint8_t b) {
     const bool finite_expected = bounded;  // every step so far had a bounded update
     for (std::size_t i = 0; i < n; ++i) {
       QNUM_FUZZ_PROPERTY("adam/code_range", mc[i] >= -127, "m code %d", mc[i]);
-      if (!std::isfinite(g[i])) QNUM_FUZZ_PROPERTY("adam/skip", fb(p[i]) == fb(p0[i]), "element %zu with non-finite g changed p", i);
+      if (!std::isfinite(g[i])) QNUM_FUZZ_PROPERTY("adam/skip", bits_of(p[i]) == bits_of(p0[i]), "element %zu with non-finite g changed p", i);
       const std::size_t bk = i / c.block_size;
       const float m = qnum::int8_adam_m(mc[i], mab[bk]), w = qnum::int8_adam_w(vc[i], vab[bk]);
       if (finite_expected)

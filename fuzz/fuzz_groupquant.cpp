@@ -62,16 +62,8 @@ namespace {
 
 using qnum::status;
 
-std::uint32_t fbits(float x) {
-  std::uint32_t u;
-  std::memcpy(&u, &x, 4);
-  return u;
-}
-float ffrom(std::uint32_t u) {
-  float x;
-  std::memcpy(&x, &u, 4);
-  return x;
-}
+using qnum_fuzz::bits_of;
+using qnum_fuzz::float_of;
 
 // Exactly-sized heap buffer (no slack: ASan sees the first byte past it).
 template <class T>
@@ -129,7 +121,7 @@ float pick_eps(const header& h) {
   switch (h.eps_sel % 8) {
     case 0: return 0.0f;
     case 1: return 1e-5f;              // slime
-    case 2: return ffrom(1u);          // 2^-149
+    case 2: return float_of(1u);          // 2^-149
     case 3: return 1e-12f;
     case 4: return 1.0f;
     case 5: return 65504.0f;
@@ -185,17 +177,17 @@ qnum::scheme<F> make_scheme(const header& h) {
 
 float load(const float* p) { return *p; }
 float load16(std::uint16_t v, qnum::tensor_type t) {
-  return t == qnum::tensor_type::fp16 ? qnum::from_fp16(v) : ffrom(std::uint32_t{v} << 16);
+  return t == qnum::tensor_type::fp16 ? qnum::from_fp16(v) : float_of(std::uint32_t{v} << 16);
 }
 
 // Decoded value of a stored scale code.
 double stored_value(qnum::scale_storage st, std::uint32_t code) {
   switch (st) {
-    case qnum::scale_storage::bf16: return ffrom(code << 16);
+    case qnum::scale_storage::bf16: return float_of(code << 16);
     case qnum::scale_storage::fp16: return qnum::from_fp16(static_cast<std::uint16_t>(code));
     case qnum::scale_storage::ue4m3: return qnum::decode<qnum::ue4m3>(code);
     case qnum::scale_storage::e8m0: return std::ldexp(1.0, static_cast<int>(code) - 127);
-    default: return ffrom(code);
+    default: return float_of(code);
   }
 }
 
@@ -243,7 +235,7 @@ double overflow_threshold(qnum::work_dtype w) {
                                        : std::ldexp(1.0, 128) - std::ldexp(1.0, 103);
 }
 
-std::uint32_t obits(float v) { return fbits(v); }
+std::uint32_t obits(float v) { return bits_of(v); }
 std::uint32_t obits(std::uint16_t v) { return v; }
 
 // Outputs are fp32 (float) or 16-bit (bf16/fp16 bits); U is the output element type.
@@ -292,7 +284,7 @@ void run(const header& h, qnum_fuzz::input& in) {
       const bool padding = (i % stride) >= cols;
       T v;
       if constexpr (sizeof(T) == 4) {
-        v = padding ? ffrom(0x7F7FFFFFu) : (vals.empty() ? 0.0f : vals[static_cast<std::size_t>(k++) % vals.size()]);
+        v = padding ? float_of(0x7F7FFFFFu) : (vals.empty() ? 0.0f : vals[static_cast<std::size_t>(k++) % vals.size()]);
       } else {
         v = padding ? T{0x7BFF} : (vals.empty() ? T{0} : vals[static_cast<std::size_t>(k++) % vals.size()]);
       }
@@ -347,7 +339,7 @@ void run(const header& h, qnum_fuzz::input& in) {
   }
   for (std::int64_t i = 0; i < n_out; ++i) {
     fq.data()[i] = dq.data()[i] = static_cast<U>(0x7F7F);
-    dq32.data()[i] = ffrom(0x7FBADBADu);
+    dq32.data()[i] = float_of(0x7FBADBADu);
   }
 
   qnum::matrix_view<const T> vin = qnum::view<const T>(x.data(), rows, cols, stride, itype);
@@ -426,7 +418,7 @@ void run(const header& h, qnum_fuzz::input& in) {
   for (std::int64_t i = 0; i < n_out; ++i) {
     if (i % ostride < cols) continue;
     QNUM_FUZZ_PROPERTY("groupquant/untouched", codes.data()[i] == 0xA5 && fq.data()[i] == static_cast<U>(0x7F7F) &&
-                       dq.data()[i] == static_cast<U>(0x7F7F) && fbits(dq32.data()[i]) == 0x7FBADBADu, "output padding %lld written", static_cast<long long>(i));
+                       dq.data()[i] == static_cast<U>(0x7F7F) && bits_of(dq32.data()[i]) == 0x7FBADBADu, "output padding %lld written", static_cast<long long>(i));
   }
   for (std::int64_t i = 0; i < n_scales; ++i) {
     if (i % sstride < nc) continue;
@@ -490,7 +482,7 @@ void run(const header& h, qnum_fuzz::input& in) {
       const float outer_eff = qnum::detail::sanitize_outer(outer);
       const double cs = outer_eff > 0.0f ? stored * static_cast<double>(outer_eff) : stored;  // exact in double
       float sfl = static_cast<float>(cs);
-      if (!std::isfinite(sfl)) sfl = ffrom(0x7F7FFFFFu);
+      if (!std::isfinite(sfl)) sfl = float_of(0x7F7FFFFFu);
       const double s_used = sfl;
       // Largest |q - z| (integer formats) or |decode(code)| (float formats) the group can produce.
       const double span = !F::is_integer ? static_cast<double>(F::max_value)
@@ -498,7 +490,7 @@ void run(const header& h, qnum_fuzz::input& in) {
                                          : static_cast<double>(-s.code_min() > s.code_max() ? -s.code_min() : s.code_max());
       const bool huge = span * s_used >= thr;
       QNUM_FUZZ_PROPERTY("groupquant/no_nan", !std::isnan(y) && (huge || !std::isinf(y)),
-                         "%s x=%.9g (0x%08x) -> code 0x%x dq=%.9g scale %.9g (huge %d)", F::name, static_cast<double>(xv), fbits(xv), code, y, s_used, huge ? 1 : 0);
+                         "%s x=%.9g (0x%08x) -> code 0x%x dq=%.9g scale %.9g (huge %d)", F::name, static_cast<double>(xv), bits_of(xv), code, y, s_used, huge ? 1 : 0);
       if (huge || !s.codes_from_stored || !work_ok || !(cs > 0.0) || !std::isfinite(cs)) continue;
       // scale.hpp's documented clamp: a reciprocal that overflows (fp32, or the work dtype: torch's
       // bf16/fp16 reciprocal) is clamped to FLT_MAX; codes decided through it (x_by multiply, or any
@@ -524,7 +516,7 @@ void run(const header& h, qnum_fuzz::input& in) {
       const double err = std::fabs(static_cast<double>(xv) - y);
       QNUM_FUZZ_PROPERTY("groupquant/error_bound", err <= bound,
                          "%s kind %d (%lld, %lld) x=%.9g (0x%08x) dq=%.9g |err|=%.9g > bound %.9g; scale %.9g cs %.9g t=%.9g z=%d q=%d code 0x%x work %d store %d pow2 %d stoch %d",
-                         F::name, static_cast<int>(s.kind), static_cast<long long>(r), static_cast<long long>(c), static_cast<double>(xv), fbits(xv), y, err, bound,
+                         F::name, static_cast<int>(s.kind), static_cast<long long>(r), static_cast<long long>(c), static_cast<double>(xv), bits_of(xv), y, err, bound,
                          s_used, cs, t, z, q, code, static_cast<int>(s.work), static_cast<int>(s.store), static_cast<int>(s.pow2), stoch ? 1 : 0);
     }
 }

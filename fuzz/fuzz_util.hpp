@@ -39,6 +39,18 @@ class input {
   std::size_t n_;
 };
 
+// fp32 <-> bit pattern.
+inline std::uint32_t bits_of(float x) {
+  std::uint32_t u;
+  std::memcpy(&u, &x, 4);
+  return u;
+}
+inline float float_of(std::uint32_t u) {
+  float x;
+  std::memcpy(&x, &u, 4);
+  return x;
+}
+
 struct property_count {
   const char* name;
   unsigned long long count;

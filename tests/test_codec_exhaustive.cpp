@@ -16,27 +16,34 @@
 
 namespace {
 
-// Runs check(u) for every u in [0, 2^32) on all hardware threads; returns the mismatch count and
-// prints the first few.
-template <class Check>
-std::uint64_t sweep_all(const char* what, Check check) {
+// Calls block(u0, print) for u0 = 0, step, 2 step, ... below 2^32 (step a power of two) on all hardware
+// threads; block checks [u0, u0 + step), returns its mismatch count and prints them while `print` (fewer
+// than 3 so far in its thread). Returns the total.
+template <class Block>
+std::uint64_t sweep_blocks(std::uint64_t step, Block block) {
   const unsigned nt = std::max(1u, std::thread::hardware_concurrency());
   std::atomic<std::uint64_t> bad{0};
   std::vector<std::thread> pool;
+  const std::uint64_t blocks = (std::uint64_t{1} << 32) / step;
   for (unsigned t = 0; t < nt; ++t) {
     pool.emplace_back([&, t] {
       std::uint64_t local = 0;
-      const std::uint64_t lo = (std::uint64_t{1} << 32) * t / nt, hi = (std::uint64_t{1} << 32) * (t + 1) / nt;
-      for (std::uint64_t u = lo; u < hi; ++u) {
-        if (!check(static_cast<std::uint32_t>(u))) {
-          if (local++ < 3) std::printf("%s: mismatch at 0x%08x\n", what, static_cast<unsigned>(u));
-        }
-      }
+      for (std::uint64_t i = blocks * t / nt; i < blocks * (t + 1) / nt; ++i) local += block(i * step, local < 3);
       bad += local;
     });
   }
   for (auto& th : pool) th.join();
   return bad.load();
+}
+
+// Runs check(u) for every u in [0, 2^32); returns the mismatch count and prints the first few.
+template <class Check>
+std::uint64_t sweep_all(const char* what, Check check) {
+  return sweep_blocks(1, [&](std::uint64_t u, bool print) -> std::uint64_t {
+    if (check(static_cast<std::uint32_t>(u))) return 0;
+    if (print) std::printf("%s: mismatch at 0x%08x\n", what, static_cast<unsigned>(u));
+    return 1;
+  });
 }
 
 }  // namespace
@@ -55,36 +62,27 @@ TEST_CASE("round_to_int equals nearbyint on every float below 2^31") {
 // and the bf16 residual rounding (satfinite).
 TEST_CASE("host SIMD lanes: e4m3/e5m2/e2m1 codes and bf16 rounding (nosat, satfinite) equal the codec on all 2^32 inputs") {
   namespace s = qnum::detail::simd;
-  const unsigned nt = std::max(1u, std::thread::hardware_concurrency());
-  std::atomic<std::uint64_t> bad{0};
-  std::vector<std::thread> pool;
-  for (unsigned t = 0; t < nt; ++t) {
-    pool.emplace_back([&, t] {
-      std::uint64_t local = 0;
-      const std::uint64_t lo = (std::uint64_t{1} << 32) * t / nt, hi = (std::uint64_t{1} << 32) * (t + 1) / nt;
-      for (std::uint64_t u = lo; u < hi; u += s::lanes) {
-        s::vu b;
-        for (int l = 0; l < s::lanes; ++l) b[l] = static_cast<std::uint32_t>(u + static_cast<std::uint64_t>(l));
-        const s::vf v = s::bit_cast<s::vf>(b);
-        const s::vi a = s::float_code_lane<qnum::fp8_e4m3>(v), e = s::float_code_lane<qnum::fp8_e5m2>(v),
-                    f = s::float_code_lane<qnum::fp4_e2m1>(v);
-        std::uint16_t h[s::lanes], hs[s::lanes];
-        s::store(h, v);
-        s::store_satfinite(hs, v);
-        for (int l = 0; l < s::lanes; ++l) {
-          const float x = v[l];
-          const bool ok = static_cast<std::uint32_t>(a[l]) == qnum::encode<qnum::fp8_e4m3>(x, qnum::rne, qnum::satfinite) &&
-                          static_cast<std::uint32_t>(e[l]) == qnum::encode<qnum::fp8_e5m2>(x, qnum::rne, qnum::satfinite) &&
-                          static_cast<std::uint32_t>(f[l]) == qnum::encode<qnum::fp4_e2m1>(x, qnum::rne, qnum::satfinite) &&
-                          h[l] == qnum::to_bf16(x) && hs[l] == qnum::encode<qnum::bf16>(x, qnum::rne, qnum::satfinite);
-          if (!ok && local++ < 3) std::printf("host lanes: mismatch at 0x%08x\n", static_cast<unsigned>(b[l]));
-        }
-      }
-      bad += local;
-    });
-  }
-  for (auto& th : pool) th.join();
-  CHECK(bad.load() == 0);
+  CHECK(sweep_blocks(s::lanes, [](std::uint64_t u, bool print) -> std::uint64_t {
+          s::vu b;
+          for (int l = 0; l < s::lanes; ++l) b[l] = static_cast<std::uint32_t>(u + static_cast<std::uint64_t>(l));
+          const s::vf v = s::bit_cast<s::vf>(b);
+          const s::vi a = s::float_code_lane<qnum::fp8_e4m3>(v), e = s::float_code_lane<qnum::fp8_e5m2>(v),
+                      f = s::float_code_lane<qnum::fp4_e2m1>(v);
+          std::uint16_t h[s::lanes], hs[s::lanes];
+          s::store(h, v);
+          s::store_satfinite(hs, v);
+          std::uint64_t bad = 0;
+          for (int l = 0; l < s::lanes; ++l) {
+            const float x = v[l];
+            const bool ok = static_cast<std::uint32_t>(a[l]) == qnum::encode<qnum::fp8_e4m3>(x, qnum::rne, qnum::satfinite) &&
+                            static_cast<std::uint32_t>(e[l]) == qnum::encode<qnum::fp8_e5m2>(x, qnum::rne, qnum::satfinite) &&
+                            static_cast<std::uint32_t>(f[l]) == qnum::encode<qnum::fp4_e2m1>(x, qnum::rne, qnum::satfinite) &&
+                            h[l] == qnum::to_bf16(x) && hs[l] == qnum::encode<qnum::bf16>(x, qnum::rne, qnum::satfinite);
+            if (!ok && print && bad == 0) std::printf("host lanes: mismatch at 0x%08x\n", static_cast<unsigned>(b[l]));
+            bad += !ok;
+          }
+          return bad;
+        }) == 0);
 }
 #endif
 
