@@ -107,14 +107,7 @@ QNUM_HD group_params ct_nvfp4_params(float amax_block, float global_scale) {
   return ct_nvfp4_params_from_code(code, global_scale);
 }
 // MXFP4 block parameters from a stored weight_scale code (uint8 biased exponent): scale = 2^(code - 127).
-QNUM_HD group_params ct_mxfp4_params_from_code(std::uint32_t code) {
-  group_params p;
-  p.scale_code = code;
-  p.scale = detail::pow2_from_biased(static_cast<int>(code));
-  p.code_scale = p.scale;
-  p.inv = detail::finite_or_max(detail::div_rn(1.0f, p.code_scale));
-  return p;
-}
+QNUM_HD group_params ct_mxfp4_params_from_code(std::uint32_t code) { return detail::pow2_params(code); }
 // MXFP4 block parameters (generate_mx_scales, vLLM reference_mxfp4): amax rounded to a power of two at E2M1's
 // mantissa width (fp32 bits + 2^21, exponent kept: a mantissa >= 1.75 goes up), code = its biased exponent - 2,
 // clamped to [0, 254] (amax 0 or below 2^-127: 0; compressed-tensors would give 255, an infinite scale, for

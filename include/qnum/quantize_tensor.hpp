@@ -249,6 +249,33 @@ group_params group_params_stored(const scheme<F>& s, const matrix_view<const T>&
 
 }  // namespace detail
 
+// Building blocks for callers that form group parameters themselves (e.g. presets::ct_nvfp4_params):
+// the statistics of n contiguous elements (as accumulate() gives them), and codes[i] =
+// quantize_value(s, p, x[i], rne) for i < n. x is fp32 (`const float*`) or 16-bit bits of type t.
+// Both take the SIMD lanes where quantize() would.
+template <class T>
+group_stats row_stats(const T* x, std::int64_t n, tensor_type t = sizeof(T) == 2 ? tensor_type::bf16 : tensor_type::fp32) {
+  const matrix_view<const T> v{x, 1, n, n, t};
+  detail::grid g;
+  g.gr = 1;
+  g.gc = n;
+  g.nr = g.nc = 1;
+  return n > 0 ? detail::stats_of<float>(v, g, 0, 0) : group_stats{};
+}
+template <class F, class T>
+void quantize_row(const scheme<F>& s, const group_params& p, const T* x, std::int64_t n, std::uint8_t* codes,
+                  tensor_type t = sizeof(T) == 2 ? tensor_type::bf16 : tensor_type::fp32) {
+#if QNUM_HOST_SIMD
+  if constexpr (detail::simd::format_covered<F>() && detail::lane_type<T>()) {
+    if (detail::lane_scheme(s, nearest()) && (sizeof(T) == 4 || t == tensor_type::bf16) && detail::simd::group_covered(s, p)) {
+      detail::simd::quantize_row(s, p, x, n, codes);
+      return;
+    }
+  }
+#endif
+  for (std::int64_t i = 0; i < n; ++i) codes[i] = quantize_value(s, p, detail::load_elem(x + i, t), rne);
+}
+
 template <class F, class T>
 status compute_scales(const scheme<F>& s, matrix_view<const T> in, group_shape groups, scale_view scales,
                       matrix_view<std::int32_t> zeros = {}, float outer_scale = 0.0f) {
@@ -275,15 +302,11 @@ status quantize(const scheme<F>& s, matrix_view<const T> in, group_shape groups,
   detail::for_each_group(in.rows, in.cols, g, [&](std::int64_t bi, std::int64_t bj, std::int64_t r0, std::int64_t r1,
                                                   std::int64_t c0, std::int64_t c1) {
     const group_params p = detail::group_params_stored(s, in, g, bi, bj, outer_scale, scales, zeros);
-#if QNUM_HOST_SIMD
-    if constexpr (detail::simd::format_covered<F>() && detail::lane_type<T>()) {
-      if (detail::lane_scheme(s, rd) && detail::lane_view(in) && detail::simd::group_covered(s, p)) {
-        for (std::int64_t r = r0; r < r1; ++r)
-          detail::simd::quantize_row(s, p, in.data + r * in.row_stride + c0, c1 - c0, codes.data + r * codes.row_stride + c0);
-        return;
-      }
+    if (rd.mode == rounding_mode::nearest_even) {  // row by row: the SIMD lanes where they apply
+      for (std::int64_t r = r0; r < r1; ++r)
+        quantize_row(s, p, in.data + r * in.row_stride + c0, c1 - c0, codes.data + r * codes.row_stride + c0, in.type);
+      return;
     }
-#endif
     for (std::int64_t r = r0; r < r1; ++r)
       for (std::int64_t c = c0; c < c1; ++c)
         codes.data[r * codes.row_stride + c] =
@@ -357,33 +380,6 @@ status fake_quantize(const scheme<F>& s, matrix_view<const T> in, group_shape gr
       }
   });
   return status::ok;
-}
-
-// Building blocks for callers that form group parameters themselves (e.g. presets::ct_nvfp4_params):
-// the statistics of n contiguous elements (as accumulate() gives them), and codes[i] =
-// quantize_value(s, p, x[i], rne) for i < n. x is fp32 (`const float*`) or 16-bit bits of type t.
-// Both take the SIMD lanes where quantize() would.
-template <class T>
-group_stats row_stats(const T* x, std::int64_t n, tensor_type t = sizeof(T) == 2 ? tensor_type::bf16 : tensor_type::fp32) {
-  const matrix_view<const T> v{x, 1, n, n, t};
-  detail::grid g;
-  g.gr = 1;
-  g.gc = n;
-  g.nr = g.nc = 1;
-  return n > 0 ? detail::stats_of<float>(v, g, 0, 0) : group_stats{};
-}
-template <class F, class T>
-void quantize_row(const scheme<F>& s, const group_params& p, const T* x, std::int64_t n, std::uint8_t* codes,
-                  tensor_type t = sizeof(T) == 2 ? tensor_type::bf16 : tensor_type::fp32) {
-#if QNUM_HOST_SIMD
-  if constexpr (detail::simd::format_covered<F>() && detail::lane_type<T>()) {
-    if (detail::lane_scheme(s, nearest()) && (sizeof(T) == 4 || t == tensor_type::bf16) && detail::simd::group_covered(s, p)) {
-      detail::simd::quantize_row(s, p, x, n, codes);
-      return;
-    }
-  }
-#endif
-  for (std::int64_t i = 0; i < n; ++i) codes[i] = quantize_value(s, p, detail::load_elem(x + i, t), rne);
 }
 
 // Per-tensor amax over the finite elements (for two-level schemes and TE current scaling).

@@ -176,6 +176,16 @@ QNUM_HD float sanitize_outer(float outer) {
   return outer > flt_max ? flt_max : outer;
 }
 
+// The parameters of a power-of-two scale with E8M0 code `code` (2^(code-127)): scale = code_scale, inv = 1/scale.
+QNUM_HD group_params pow2_params(std::uint32_t code) {
+  group_params p;
+  p.scale_code = code;
+  p.scale = pow2_from_biased(static_cast<int>(code));
+  p.code_scale = p.scale;
+  p.inv = div_rn(1.0f, p.scale);  // 2^(127-e): exact and finite for every code 0..254
+  return p;
+}
+
 template <class F>
 QNUM_HD constexpr int emax_elem() {  // floor(log2(max_value)) of a float element format
   int e = 0;
@@ -226,13 +236,7 @@ QNUM_HD group_params compute_params(const scheme<F>& s, const group_stats& st, f
     const float a = outer > 0.0f ? div_rn(st.amax, outer) : st.amax;
     int e = biased_exp(a) - 127 - emax_elem<F>();
     e = e < -127 ? -127 : (e > 127 ? 127 : e);
-    if (s.store == scale_storage::e8m0 && outer == 0.0f) {
-      p.scale_code = static_cast<std::uint32_t>(e + 127);
-      p.scale = pow2_from_biased(e + 127);
-      p.code_scale = p.scale;
-      p.inv = div_rn(1.0f, p.scale);
-      return p;
-    }
+    if (s.store == scale_storage::e8m0 && outer == 0.0f) return pow2_params(static_cast<std::uint32_t>(e + 127));
     sc = pow2_from_biased(e + 127);  // exact in every storage that can hold it; others round it
     rules = false;
   } else {
@@ -259,13 +263,7 @@ QNUM_HD group_params compute_params(const scheme<F>& s, const group_stats& st, f
       // 2^ceil(log2(amax / max_value)), exponent clamped to [-127, 127]; amax 0 -> 2^-127 (code 0).
       std::uint32_t code = encode<e8m0>(sc, raz, satfinite);
       if (code > 254u) code = 254u;
-      if (s.store == scale_storage::e8m0 && outer == 0.0f) {
-        p.scale_code = code;
-        p.scale = pow2_from_biased(static_cast<int>(code));
-        p.code_scale = p.scale;
-        p.inv = div_rn(1.0f, p.scale);
-        return p;
-      }
+      if (s.store == scale_storage::e8m0 && outer == 0.0f) return pow2_params(code);
       sc = pow2_from_biased(static_cast<int>(code));
       rules = false;
     }

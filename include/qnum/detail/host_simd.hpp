@@ -1,7 +1,8 @@
 // qnum/detail/host_simd.hpp: the host fast path of quantize_tensor.hpp: fixed-width SIMD lanes that compute,
 // bit for bit, what the generic per-element functions (quantize_value, dequantize_value, to_bf16) compute.
 //
-// Used by quantize_tensor.hpp's entry points on contiguous row segments when the case is covered:
+// Used by quantize_tensor.hpp's entry points on contiguous row segments when the case is covered (and by
+// dynamic_scale.hpp's quantize_gradient_int8 with nearest rounding):
 //   input fp32 or bf16; output (dequantize / fake_quantize) fp32 or bf16; rounding nearest-even;
 //   work dtype fp32; element format int4/uint4/int8/uint8 (any scheme kind, x_by, zero_first) or
 //   fp8_e4m3/fp8_e5m2/fp4_e2m1; the group's code scale finite and > 0 (always true unless a scale
@@ -88,6 +89,12 @@ inline vf barrier(vf v) {
   return v;
 }
 
+// round(v) to nearest even for |v| < 2^22: (v + 1.5*2^23) read from the sum's bits (unsigned arithmetic:
+// lanes a later select() discards may hold any bits and must not overflow).
+inline vi round_small(vf v) { return bit_cast<vi>(bit_cast<vu>(barrier(v + splat<vf>(12582912.0f))) - 0x4B400000u); }
+// The bf16 bits of fp32 bits u rounded to nearest even on the bit pattern (NaN and overflow: the callers).
+inline vu bf16_rne(vu u) { return (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16; }
+
 // m ? a : b, lane-wise (m is all-ones or all-zeros per lane).
 inline vi select(vi m, vi a, vi b) { return (a & m) | (b & ~m); }
 inline vf select(vi m, vf a, vf b) { return bit_cast<vf>(select(m, bit_cast<vi>(a), bit_cast<vi>(b))); }
@@ -153,7 +160,7 @@ inline void store_u8(std::uint8_t* p, vi v) {
 #endif
 inline void store(std::uint16_t* p, vf v) {  // to_bf16: RNE on the bits, NaN -> 0x7FC0, overflow -> Inf
   const vu u = bit_cast<vu>(v);
-  const vu r = (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
+  const vu r = bf16_rne(u);
   const vi nan = bit_cast<vi>(u & 0x7FFFFFFFu) > 0x7F800000;
   store_u16(p, select(nan, splat<vi>(0x7FC0), bit_cast<vi>(r)));
 }
@@ -255,10 +262,8 @@ inline vi int_lane(vf x, const int_lane_consts& k) {
   vf v = barrier(Multiply ? x * k.scale_or_inv : x / k.scale_or_inv);
   if (ZeroFirst) v = barrier(v + k.zf);
   v = min_lanes(max_lanes(v, k.lo), k.hi);  // the clamp; a NaN lane becomes lo here and z below
-  const vf t = barrier(v + splat<vf>(12582912.0f));  // 1.5 * 2^23: RNE to an integer for |v| < 2^22
-  // Unsigned arithmetic: lanes that select() discards below may hold any bits, and must not overflow.
-  vu q = bit_cast<vu>(t) - 0x4B400000u;
-  if (!ZeroFirst) q = q + bit_cast<vu>(k.z);
+  vu q = bit_cast<vu>(round_small(v));
+  if (!ZeroFirst) q = q + bit_cast<vu>(k.z);  // unsigned: discarded (NaN) lanes must not overflow
   return select(is_nan(x), k.z, bit_cast<vi>(q));
 }
 template <class F>
@@ -299,7 +304,7 @@ inline vi float_code_lane(vf v) {
   const vi cn = bit_cast<vi>((r >> (23 - m)) - static_cast<std::uint32_t>((127 - bias) << m));
   // Subnormal range: round(|v| * 2^(bias-1+m)), exact multiply by a power of two, |v| * k < 2^m.
   const vf t = barrier(bit_cast<vf>(a) * sub_mul);
-  const vi cs = bit_cast<vi>(bit_cast<vu>(barrier(t + splat<vf>(12582912.0f))) - 0x4B400000u);
+  const vi cs = round_small(t);
   vi c = select(bit_cast<vi>(a) < static_cast<std::int32_t>(min_normal_bits), cs, cn);
   c = select(c > max_code, splat<vi>(max_code), c);
   c = c | bit_cast<vi>((u >> 31) << (F::bits - 1));
@@ -393,7 +398,7 @@ inline void dequantize_row(const group_params& p, const std::uint8_t* codes, std
 // NaN -> 0x7FC0.
 inline void store_satfinite(std::uint16_t* p, vf v) {
   const vu u = bit_cast<vu>(v);
-  const vu r = (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
+  const vu r = bf16_rne(u);
   const vi over = bit_cast<vi>(r & 0x7FFFu) == 0x7F80;  // rounded to, or was, +-Inf
   const vi nan = bit_cast<vi>(u & 0x7FFFFFFFu) > 0x7F800000;
   const vi sat = bit_cast<vi>((r & 0x8000u) | 0x7F7Fu);
@@ -417,7 +422,7 @@ inline float grad_int8_row(const float* g, Residual* residual, std::int64_t n, f
     const vi nonfin = (bit_cast<vi>(x) & 0x7F800000) == 0x7F800000;
     vf y = barrier(x * vinv);
     y = min_lanes(max_lanes(y, lo), hi);  // y is not NaN in the lanes kept (x finite, inv finite)
-    const vi q = bit_cast<vi>(bit_cast<vu>(barrier(y + splat<vf>(12582912.0f))) - 0x4B400000u);
+    const vi q = round_small(y);
     const vf d = barrier(__builtin_convertvector(q, vf) * vdq);
     const vf r = barrier(x - d);
     store(cp, select(nonfin, splat<vi>(0), q));
