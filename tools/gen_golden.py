@@ -605,17 +605,30 @@ def convert(out):
     convert_float_formats(out, quant)
 
 
+def write_convert_golden(out, fmt, res, scheme, ct_format):
+    """tests/data/convert/golden_<fmt>.safetensors (the compressor's tensors) and golden_<fmt>_config.json
+    (compressed-tensors' QuantizationConfig for the scheme, lm_head ignored)."""
+    import json
+    from compressed_tensors.quantization import QuantizationConfig
+    from safetensors.torch import save_file
+    path = os.path.join(out, "convert", "golden_%s.safetensors" % fmt)
+    save_file(res, path)
+    print("wrote", path, os.path.getsize(path), "bytes:", sorted({k.split(".")[-1] + ":" + str(v.dtype) + str(list(v.shape)) for k, v in res.items() if "q_proj" in k}))
+    cfg = QuantizationConfig(config_groups={"group_0": scheme}, format=ct_format, quantization_status="compressed", ignore=["lm_head"])
+    with open(os.path.join(out, "convert", "golden_%s_config.json" % fmt), "w") as f:
+        json.dump(cfg.model_dump(), f, indent=2, default=str)
+        f.write("\n")
+
+
 def convert_float_formats(out, quant):
     """qnum-convert's compressed-tensors float formats, from compressed-tensors 0.20's own code on the same fp32-upcast
     weights: FP8 per channel / per tensor (calculate_qparams on the row / tensor min and max, then
     FloatQuantizationCompressor.compress: "float-quantized"), and the quantization_config each writes
     (QuantizationConfig of the FP8_DYNAMIC / FP8 preset weights with FP8_DYNAMIC's dynamic per-token activations, dumped by
     compressed-tensors)."""
-    import json
     import torch
-    from safetensors.torch import save_file
     from compressed_tensors.compressors.naive_quantized.base import FloatQuantizationCompressor
-    from compressed_tensors.quantization import QuantizationConfig, preset_name_to_scheme
+    from compressed_tensors.quantization import preset_name_to_scheme
     from compressed_tensors.quantization.utils.helpers import calculate_qparams
 
     for fmt, preset in (("fp8_channel", "FP8_DYNAMIC"), ("fp8_tensor", "FP8")):
@@ -636,14 +649,7 @@ def convert_float_formats(out, quant):
             m = name[: -len(".weight")]
             for key, val in comp.items():
                 res[m + "." + key] = val.contiguous()
-        path = os.path.join(out, "convert", "golden_%s.safetensors" % fmt)
-        save_file(res, path)
-        print("wrote", path, os.path.getsize(path), "bytes:", sorted({k.split(".")[-1] + ":" + str(v.dtype) + str(list(v.shape)) for k, v in res.items() if "q_proj" in k}))
-        cfg = QuantizationConfig(config_groups={"group_0": scheme}, format="float-quantized", quantization_status="compressed",
-                                 ignore=["lm_head"])
-        with open(os.path.join(out, "convert", "golden_%s_config.json" % fmt), "w") as f:
-            json.dump(cfg.model_dump(), f, indent=2, default=str)
-            f.write("\n")
+        write_convert_golden(out, fmt, res, scheme, "float-quantized")
 
     # FP4: NVFP4A16 (tensor_group, group 16: generate_gparam on the tensor, calculate_qparams with that global scale,
     # NVFP4PackedCompressor) and MXFP4A16 (group 32, uint8 E8M0 scales, MXFP4PackedCompressor), as llm-compressor's
@@ -673,13 +679,7 @@ def convert_float_formats(out, quant):
             m = name[: -len(".weight")]
             for key, val in comp.items():
                 res[m + "." + key] = val.contiguous()
-        path = os.path.join(out, "convert", "golden_%s.safetensors" % fmt)
-        save_file(res, path)
-        print("wrote", path, os.path.getsize(path), "bytes:", sorted({k.split(".")[-1] + ":" + str(v.dtype) + str(list(v.shape)) for k, v in res.items() if "q_proj" in k}))
-        cfg = QuantizationConfig(config_groups={"group_0": scheme}, format=ct_format, quantization_status="compressed", ignore=["lm_head"])
-        with open(os.path.join(out, "convert", "golden_%s_config.json" % fmt), "w") as f:
-            json.dump(cfg.model_dump(), f, indent=2, default=str)
-            f.write("\n")
+        write_convert_golden(out, fmt, res, scheme, ct_format)
 
 
 def deepgemm_per_block_cast_to_fp8(x, use_ue8m0, ceil_to_ue8m0=None, gran_k=128):
