@@ -2,11 +2,11 @@
 """Benchmark qnum-convert on a generated bf16 checkpoint of a few GB (stdlib only).
 
     python3 tools/convert/bench_convert.py [--exe build/tools/convert/qnum-convert] [--gb 3] [--shards 4]
-                                           [--formats w4a16,fp8-block] [--threads 1,2] [--keep DIR]
+                                           [--formats w4a16,fp8-block] [--threads 1,2] [--devices cpu,gpu] [--keep DIR]
 
 Writes a Llama-like checkpoint (bf16 attention 4096x4096 and MLP 11008x4096 weights, norms, an embedding and an
 lm_head, in --shards files with model.safetensors.index.json) to a temporary directory, converts it with each
-format and thread count, and prints per run: seconds, GB/s of input, peak RSS of the converter (/usr/bin/time %M)
+format, device (--device of qnum-convert; default cpu) and thread count, and prints per run: seconds, GB/s of input, peak RSS of the converter (/usr/bin/time %M)
 and peak RSS minus the largest input tensor's bytes. For comparison it measures, in the same process, a memcpy
 of a 512 MiB buffer (GB/s copied) and a page-cache read of the checkpoint's bytes (GB/s read). Everything it
 writes is deleted at the end (unless --keep).
@@ -131,11 +131,11 @@ def read_gbs(d):
     return total / (time.perf_counter() - t) / 1e9
 
 
-def run(exe, fmt, threads, src, out, rss_file):
+def run(exe, fmt, device, threads, src, out, rss_file):
     """Seconds and peak RSS (bytes) of one conversion. The RSS comes from /usr/bin/time (a small parent): a child
     spawned from this Python process would report this process's RSS as its own (Linux keeps the pre-exec hiwater)."""
     shutil.rmtree(out, ignore_errors=True)
-    cmd = [exe, "--no-progress", "--format", fmt, "--threads", str(threads), src, out]
+    cmd = [exe, "--no-progress", "--format", fmt, "--device", device, "--threads", str(threads), src, out]
     timer = ["/usr/bin/time", "-f", "%M", "-o", rss_file] if os.path.exists("/usr/bin/time") else []
     t = time.perf_counter()
     p = subprocess.run(timer + cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL)
@@ -156,6 +156,8 @@ def main():
     ap.add_argument("--shards", type=int, default=4)
     ap.add_argument("--formats", default="w4a16,fp8-block")
     ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--devices", default="cpu", help="cpu, gpu or cpu,gpu (gpu: the GPU path; its self-check of "
+                    "the first tensor of each shape runs on the CPU threads and is part of the time)")
     ap.add_argument("--keep", default=None, help="use/keep this directory instead of a temporary one")
     a = ap.parse_args()
     root = a.keep or tempfile.mkdtemp(prefix="qnum_bench_convert_")
@@ -171,15 +173,16 @@ def main():
         rd = max(read_gbs(src), read_gbs(src))
         print("memcpy 512 MiB: %.2f GB/s copied; page-cache read of the checkpoint: %.2f GB/s" % (mc, rd))
         print("load average before the runs: %.2f %.2f %.2f" % os.getloadavg())
-        print("%-10s %7s %8s %9s %10s %12s %16s" % ("format", "threads", "seconds", "in GB/s", "vs memcpy",
-                                                     "peak RSS MB", "RSS - largest MB"))
+        print("%-10s %6s %7s %8s %9s %10s %12s %16s" % ("format", "device", "threads", "seconds", "in GB/s",
+                                                          "vs memcpy", "peak RSS MB", "RSS - largest MB"))
         for fmt in a.formats.split(","):
-            for th in [int(x) for x in a.threads.split(",")]:
-                secs, rss = run(a.exe, fmt, th, src, os.path.join(root, "out"), os.path.join(root, "rss.txt"))
-                gbs = total / secs / 1e9
-                print("%-10s %7d %8.2f %9.3f %9.1f%% %12.0f %16.0f" % (fmt, th, secs, gbs, 100 * gbs / mc, rss / 1e6,
-                                                                      (rss - largest) / 1e6))
-                sys.stdout.flush()
+            for dev in a.devices.split(","):
+                for th in [int(x) for x in a.threads.split(",")]:
+                    secs, rss = run(a.exe, fmt, dev, th, src, os.path.join(root, "out"), os.path.join(root, "rss.txt"))
+                    gbs = total / secs / 1e9
+                    print("%-10s %6s %7d %8.2f %9.3f %9.1f%% %12.0f %16.0f" % (fmt, dev, th, secs, gbs, 100 * gbs / mc,
+                                                                             rss / 1e6, (rss - largest) / 1e6))
+                    sys.stdout.flush()
         print("load average after the runs: %.2f %.2f %.2f" % os.getloadavg())
     finally:
         if not a.keep:

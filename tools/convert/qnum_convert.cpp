@@ -2,6 +2,10 @@
 //
 //   qnum-convert --format w4a16 [--group 32|128] [--asym] [--include RE]... [--exclude RE]... [--threads N] IN OUT
 //   qnum-convert --format fp8-block|fp8-channel|fp8-tensor|nvfp4|mxfp4 [...] IN OUT
+//   [--device auto|cpu|gpu]: auto (the default) quantizes on CUDA device 0 when this build has the GPU path
+//   (convert_gpu.cu) and a device is present, on the CPU threads otherwise; the bytes are the same either way.
+//   The GPU path checks itself: the first tensor of each dtype and shape is also quantized on the CPU, and the
+//   run stops if a single byte differs. --device-info prints what auto would pick.
 //
 // IN: a checkpoint directory (model.safetensors.index.json + shards, or *.safetensors) or one .safetensors file.
 // OUT: a directory; every shard keeps its file name, non-quantized tensors are copied byte for byte,
@@ -27,22 +31,26 @@
 #include <fstream>
 #include <functional>
 #include <regex>
+#include <set>
 #include <thread>
+#include <tuple>
 
 #include "qnum/layout/compressed_tensors.hpp"
 #include "qnum/layout/fp8_block.hpp"
 #include "qnum/presets.hpp"
 #include "qnum/quantize_tensor.hpp"
+#include "convert_gpu.hpp"
 #include "safetensors.hpp"
 
 namespace fs = std::filesystem;
 using json = nlohmann::ordered_json;
 using qconv::safetensors_file;
+using qconv::out_format;
 using qconv::tensor_info;
 
 namespace {
 
-enum class out_format { w4a16, fp8_block, fp8_channel, fp8_tensor, nvfp4, mxfp4 };
+enum class device_choice { automatic, cpu, gpu };
 
 struct options {
   out_format format = out_format::w4a16;
@@ -51,6 +59,7 @@ struct options {
   std::vector<std::regex> include, exclude;
   std::vector<std::string> include_s, exclude_s;
   int threads = 0;
+  device_choice device = device_choice::automatic;
   bool progress = true;
   std::string in, out;
 };
@@ -187,13 +196,12 @@ qnum::group_stats tensor_stats(const std::uint8_t* data, qnum::tensor_type tt, s
   return all;
 }
 
-// Quantizes one source tensor; returns the output buffers in plan order.
+// Quantizes one source tensor on the CPU threads into bufs (sized in plan order); W4A16 leaves its zero points
+// (asymmetric) in `zeros` and the rest of its tail to finish_w4a16, shared with the GPU path.
 template <class T>
-std::vector<std::vector<std::uint8_t>> quantize_tensor(const options& o, const std::string& where, const std::uint8_t* data,
-                                                       const tensor_info& t, const source_plan& p) {
+void cpu_quantize(const options& o, const std::string& where, const std::uint8_t* data, const tensor_info& t,
+                  std::vector<std::vector<std::uint8_t>>& bufs, std::vector<std::int32_t>& zeros) {
   const std::int64_t n = t.shape[0], k = t.shape[1];
-  std::vector<std::vector<std::uint8_t>> bufs;
-  for (auto& ot : p.outs) bufs.emplace_back(ot.bytes);
   const int threads = o.threads;
   std::atomic<int> bad{0};
   if (o.format == out_format::fp8_channel) {
@@ -205,7 +213,7 @@ std::vector<std::vector<std::uint8_t>> quantize_tensor(const options& o, const s
       if (st != qnum::status::ok) bad = 1;
     });
     if (bad) fail(where + "quantization failed");
-    return bufs;
+    return;
   }
   if (o.format == out_format::nvfp4 || o.format == out_format::mxfp4) {
     const bool nv = o.format == out_format::nvfp4;
@@ -233,7 +241,7 @@ std::vector<std::vector<std::uint8_t>> quantize_tensor(const options& o, const s
             packed[(base + e) / 2] = qnum::pack_nibble_pair(c[e], c[e + 1], qnum::nibble_order::low_first);
         }
     });
-    return bufs;
+    return;
   }
   if (o.format == out_format::fp8_tensor) {
     // Per tensor: statistics of row ranges merged (max is exact in any order), one compute_params, then the
@@ -248,7 +256,7 @@ std::vector<std::vector<std::uint8_t>> quantize_tensor(const options& o, const s
     });
     const std::uint32_t sb = gp.scale_code;
     std::memcpy(bufs[1].data(), &sb, 4);
-    return bufs;
+    return;
   }
   if (o.format == out_format::fp8_block) {
     qnum::fp8_block_shape s;
@@ -262,11 +270,11 @@ std::vector<std::vector<std::uint8_t>> quantize_tensor(const options& o, const s
       if (st != qnum::status::ok) bad = 1;
     });
     if (bad) fail(where + "quantization failed");
-    return bufs;
+    return;
   }
   const std::int64_t g = o.group, groups = k / g;
   std::vector<std::uint8_t> codes(static_cast<std::size_t>(n * k));
-  std::vector<std::int32_t> zeros(o.asym ? static_cast<std::size_t>(n * groups) : 0);
+  zeros.assign(o.asym ? static_cast<std::size_t>(n * groups) : 0, 0);
   parallel_rows(n, 1, threads, [&](std::int64_t r0, std::int64_t r1) {
     auto in = rows_of<T>(data, t.dtype, r0, r1, k);
     auto cv = qnum::view(codes.data() + r0 * k, r1 - r0, k);
@@ -286,6 +294,12 @@ std::vector<std::vector<std::uint8_t>> quantize_tensor(const options& o, const s
   });
   if (bad == 1) fail(where + "quantization failed");
   if (bad == 2) fail(where + "packing failed");
+}
+
+// W4A16's host tail on either path: packed zero points (asymmetric) and weight_shape.
+void finish_w4a16(const options& o, const std::string& where, std::int64_t n, std::int64_t k,
+                  const std::vector<std::int32_t>& zeros, std::vector<std::vector<std::uint8_t>>& bufs) {
+  const std::int64_t groups = k / o.group;
   std::size_t next = 2;
   if (o.asym) {
     std::vector<std::int8_t> zp(zeros.size());
@@ -296,7 +310,52 @@ std::vector<std::vector<std::uint8_t>> quantize_tensor(const options& o, const s
   }
   const std::int64_t shape[2] = {n, k};
   std::memcpy(bufs[next].data(), shape, sizeof shape);
+}
+
+// Quantizes one source tensor on the GPU or the CPU; returns the output buffers in plan order.
+std::vector<std::vector<std::uint8_t>> quantize_source(const options& o, const std::string& where, const std::uint8_t* data,
+                                                       const tensor_info& t, const source_plan& p, bool on_gpu) {
+  const std::int64_t n = t.shape[0], k = t.shape[1];
+  std::vector<std::vector<std::uint8_t>> bufs;
+  for (auto& ot : p.outs) bufs.emplace_back(ot.bytes);
+  std::vector<std::int32_t> zeros;
+  if (on_gpu && n > 0 && k > 0) {  // an empty tensor has nothing to compute: the CPU path fills its scalars
+    qconv::gpu_tensor g;
+    g.format = o.format;
+    g.group = o.group;
+    g.asym = o.asym;
+    g.data = data;
+    g.dtype = t.dtype;
+    g.n = n;
+    g.k = k;
+    std::string err;
+    if (!qconv::gpu_quantize(g, bufs, zeros, err)) fail(where + err + " (--device cpu avoids the GPU)");
+  } else if (t.dtype == "F32") {
+    cpu_quantize<float>(o, where, data, t, bufs, zeros);
+  } else {
+    cpu_quantize<std::uint16_t>(o, where, data, t, bufs, zeros);
+  }
+  if (o.format == out_format::w4a16) finish_w4a16(o, where, n, k, zeros, bufs);
   return bufs;
+}
+
+std::string hex2(std::uint8_t v) {
+  char b[3];
+  std::snprintf(b, sizeof b, "%02x", v);
+  return b;
+}
+
+// The GPU path's self-check: the same tensor on the CPU; a message naming the first differing byte, or "".
+std::string cpu_disagrees(const options& o, const std::string& where, const std::uint8_t* data, const tensor_info& t,
+                          const source_plan& p, const std::vector<std::vector<std::uint8_t>>& gpu_bufs) {
+  const auto cpu_bufs = quantize_source(o, where, data, t, p, false);
+  for (std::size_t i = 0; i < cpu_bufs.size(); ++i)
+    for (std::size_t b = 0; b < cpu_bufs[i].size(); ++b)
+      if (cpu_bufs[i][b] != gpu_bufs[i][b])
+        return where + "the GPU path differs from the CPU path at byte " + std::to_string(b) + " of '" + p.outs[i].name +
+               "' (GPU 0x" + hex2(gpu_bufs[i][b]) + ", CPU 0x" + hex2(cpu_bufs[i][b]) +
+               "): a qnum bug, please report it; --device cpu converts without the GPU";
+  return "";
 }
 
 struct progress {
@@ -352,9 +411,24 @@ const char* format_name(out_format f) {
 void usage() {
   std::fprintf(stderr,
                "usage: qnum-convert --format w4a16|fp8-block|fp8-channel|fp8-tensor|nvfp4|mxfp4 [--group 32|128] [--asym] [--include REGEX]...\n"
-               "                    [--exclude REGEX]... [--threads N] [--no-progress] INPUT OUTPUT_DIR\n"
+               "                    [--exclude REGEX]... [--threads N] [--device auto|cpu|gpu] [--no-progress] INPUT OUTPUT_DIR\n"
+               "       qnum-convert --device-info\n"
                "  INPUT: checkpoint directory (model.safetensors.index.json or *.safetensors) or a .safetensors file\n"
                "  default layers: 2-D tensors named *.weight except embeddings, norms and lm_head\n");
+}
+
+// --device: auto takes the GPU where this build has the path and a device is present.
+bool use_gpu(const options& o) {
+  if (o.device == device_choice::cpu) return false;
+  std::string why, name;
+  const int count = qconv::gpu_devices(why, name);
+  if (count == 0) {
+    if (o.device == device_choice::gpu) fail("--device gpu: no GPU (" + why + ")");
+    std::fprintf(stderr, "qnum-convert: quantizing on the CPU, %d threads (no GPU: %s)\n", o.threads, why.c_str());
+    return false;
+  }
+  std::fprintf(stderr, "qnum-convert: quantizing on GPU 0 (%s)\n", name.c_str());
+  return true;
 }
 
 int run(const options& o) {
@@ -380,6 +454,10 @@ int run(const options& o) {
     inputs.push_back(std::move(f));
     plans.push_back(std::move(ps));
   }
+  const bool on_gpu = use_gpu(o);
+  // The GPU path's self-check: the first tensor of each (dtype, shape) is also quantized on the CPU (the shape
+  // picks the kernel), and a single differing byte stops the run.
+  std::set<std::tuple<std::string, std::int64_t, std::int64_t>> gpu_checked;
   fs::create_directories(o.out);
   const bool from_dir = fs::is_directory(o.in);
   std::vector<std::pair<std::string, std::string>> renames;  // tmp -> final
@@ -425,8 +503,11 @@ int run(const options& o) {
           prog.step(t.name, "copied", t.end - t.begin);
         } else {
           const std::string where = f.path() + ": tensor '" + t.name + "': ";
-          auto bufs = t.dtype == "F32" ? quantize_tensor<float>(o, where, data, t, p)
-                                       : quantize_tensor<std::uint16_t>(o, where, data, t, p);
+          auto bufs = quantize_source(o, where, data, t, p, on_gpu);
+          if (on_gpu && t.shape[0] > 0 && t.shape[1] > 0 && gpu_checked.insert({t.dtype, t.shape[0], t.shape[1]}).second) {
+            const std::string diff = cpu_disagrees(o, where, data, t, p, bufs);
+            if (!diff.empty()) fail(diff);
+          }
           for (auto& b : bufs) write_all(out, b.data(), b.size(), tmp);
           prog.step(t.name, std::string("-> ") + format_name(o.format), t.end - t.begin);
         }
@@ -527,6 +608,18 @@ int run(const options& o) {
 
 }  // namespace
 
+#ifndef QNUM_CONVERT_CUDA
+// This build has no GPU path (no nvcc): --device auto uses the CPU, --device gpu fails with this reason.
+int qconv::gpu_devices(std::string& why, std::string&) {
+  why = "this qnum-convert was built without CUDA";
+  return 0;
+}
+bool qconv::gpu_quantize(const gpu_tensor&, std::vector<std::vector<std::uint8_t>>&, std::vector<std::int32_t>&, std::string& err) {
+  err = "this qnum-convert was built without CUDA";
+  return false;
+}
+#endif
+
 int main(int argc, char** argv) {
   options o;
   std::vector<std::string> pos;
@@ -566,6 +659,21 @@ int main(int argc, char** argv) {
         o.exclude.emplace_back(next());
       } else if (a == "--threads") {
         o.threads = std::stoi(next());
+      } else if (a == "--device") {
+        const std::string d = next();
+        if (d == "auto") o.device = device_choice::automatic;
+        else if (d == "cpu") o.device = device_choice::cpu;
+        else if (d == "gpu") o.device = device_choice::gpu;
+        else {
+          std::fprintf(stderr, "qnum-convert: --device must be auto, cpu or gpu\n");
+          return 2;
+        }
+      } else if (a == "--device-info") {
+        std::string why, name;
+        const int count = qconv::gpu_devices(why, name);
+        if (count == 0) std::printf("gpu: none (%s)\n", why.c_str());
+        else std::printf("gpu: %s (device 0 of %d)\n", name.c_str(), count);
+        return 0;
       } else if (a == "--no-progress") {
         o.progress = false;
       } else if (a == "-h" || a == "--help") {

@@ -1,5 +1,7 @@
 // tools/convert/test_convert.cpp: qnum-convert end to end: golden bits, thread determinism, round trip, bad input.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+// Built twice: test_convert runs every conversion with --device cpu, test_convert_gpu (CUDA builds) with
+// --device gpu, and exits 77 (skip) where `qnum-convert --device-info` finds no GPU.
+#define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 #include <sys/wait.h>
 
@@ -34,7 +36,7 @@ fs::path scratch(const std::string& name) {
 // Runs qnum-convert; returns its exit status, stderr in err.
 int convert(const std::string& args, std::string& err) {
   const fs::path errf = scratch("stderr.txt");
-  const std::string cmd = std::string(QNUM_CONVERT_EXE) + " --no-progress " + args + " 2> " + errf.string();
+  const std::string cmd = std::string(QNUM_CONVERT_EXE) + " --no-progress " QNUM_CONVERT_DEVICE " " + args + " 2> " + errf.string();
   const int rc = std::system(cmd.c_str());
   std::ifstream f(errf);
   std::stringstream ss;
@@ -42,6 +44,19 @@ int convert(const std::string& args, std::string& err) {
   err = ss.str();
   return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
+
+// stdout of `qnum-convert --device-info`.
+std::string device_info() {
+  const fs::path outf = scratch("device_info.txt");
+  const std::string cmd = std::string(QNUM_CONVERT_EXE) + " --device-info > " + outf.string();
+  if (std::system(cmd.c_str()) != 0) return "";
+  std::ifstream f(outf);
+  std::string line;
+  std::getline(f, line);
+  return line;
+}
+
+bool gpu_variant() { return std::string(QNUM_CONVERT_DEVICE) == "--device gpu"; }
 
 std::string read_all(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);
@@ -433,4 +448,38 @@ TEST_CASE("bad input: non-zero exit, message names file and tensor, nothing left
   expect_failure("--format mxfp4 " + (d / "fp4.safetensors").string(), d / "out_mxfp4", {"fp4.safetensors", "'a.weight'", "mxfp4 group size 32"});
   // A failure in the second shard leaves no output from the first (validation precedes writing).
   CHECK(!fs::exists(d / "out_trunc" / "model-00001-of-00002.safetensors"));
+}
+
+TEST_CASE("--device: auto / cpu / gpu; gpu without a GPU fails before writing anything") {
+  const std::string info = device_info();
+  CAPTURE(info);
+  REQUIRE(info.rfind("gpu: ", 0) == 0);
+  std::string err;
+  const fs::path out = scratch("device_bad");
+  CHECK(convert("--device tpu --format fp8-block " + ckpt + " " + out.string(), err) == 2);
+  CHECK(err.find("--device must be auto, cpu or gpu") != std::string::npos);
+  CHECK(!fs::exists(out));
+  if (info.rfind("gpu: none", 0) == 0) {
+    // Later arguments win: this --device gpu overrides the variant's own --device.
+    CHECK(convert("--format fp8-block --exclude o_proj --device gpu " + ckpt + " " + out.string(), err) == 1);
+    CHECK(err.find("--device gpu: no GPU") != std::string::npos);
+    CHECK(!fs::exists(out));
+    // auto falls back to the CPU and says so; the bytes are the golden ones.
+    REQUIRE_MESSAGE(convert("--format fp8-block --exclude o_proj --device auto " + ckpt + " " + out.string(), err) == 0, err);
+    CHECK(err.find("quantizing on the CPU") != std::string::npos);
+  } else {
+    REQUIRE_MESSAGE(convert("--format fp8-block --exclude o_proj --device auto " + ckpt + " " + out.string(), err) == 0, err);
+    CHECK(err.find("quantizing on GPU 0") != std::string::npos);
+  }
+  check_against_golden(out.string(), data_dir + "/golden_fp8_block.safetensors", false);
+}
+
+int main(int argc, char** argv) {
+  const std::string info = gpu_variant() ? device_info() : "";
+  if (gpu_variant() && info.rfind("gpu: none", 0) == 0) {
+    std::printf("qnum-convert --device-info: %s: skipping the GPU variant (exit 77)\n", info.c_str());
+    return 77;
+  }
+  doctest::Context ctx(argc, argv);
+  return ctx.run();
 }
