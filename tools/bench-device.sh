@@ -25,7 +25,7 @@ fi
 arch=${arch:-90}
 
 dir=${QNUM_BENCH_BUILD_DIR:-build-bench-device}
-opts=(-Dcuda=enabled -Dgpu_arch="$arch" -Dbenchmarks=enabled -Dtests=disabled -Dexhaustive=false -Dbuildtype=release)
+opts=(-Dcuda=enabled -Dgpu_arch="$arch" -Dbenchmarks=auto -Dtests=disabled -Dexhaustive=false -Dbuildtype=release)
 if [ -f "$dir/build.ninja" ]; then
   meson setup --reconfigure "$dir" "${opts[@]}" >/dev/null
 else

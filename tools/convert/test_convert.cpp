@@ -1,6 +1,7 @@
 // tools/convert/test_convert.cpp: qnum-convert end to end: golden bits, thread determinism, round trip, bad input.
-// Built twice: test_convert runs every conversion with --device cpu, test_convert_gpu (CUDA builds) with
-// --device gpu, and exits 77 (skip) where `qnum-convert --device-info` finds no GPU.
+// Run twice: test_convert runs every conversion with --device cpu; test_convert_gpu (CUDA builds), the same
+// program with --gpu, runs them with --device gpu and exits 77 (skip) where `qnum-convert --device-info`
+// finds no GPU.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 #include <sys/wait.h>
@@ -24,6 +25,7 @@ using json = nlohmann::ordered_json;
 namespace {
 
 const std::string data_dir = QNUM_TEST_DATA_DIR "/convert";
+std::string device_arg = "--device cpu";  // main(): --gpu makes it --device gpu
 const std::string ckpt = data_dir + "/ckpt";
 
 fs::path scratch(const std::string& name) {
@@ -36,7 +38,7 @@ fs::path scratch(const std::string& name) {
 // Runs qnum-convert; returns its exit status, stderr in err.
 int convert(const std::string& args, std::string& err) {
   const fs::path errf = scratch("stderr.txt");
-  const std::string cmd = std::string(QNUM_CONVERT_EXE) + " --no-progress " QNUM_CONVERT_DEVICE " " + args + " 2> " + errf.string();
+  const std::string cmd = std::string(QNUM_CONVERT_EXE) + " --no-progress " + device_arg + " " + args + " 2> " + errf.string();
   const int rc = std::system(cmd.c_str());
   std::ifstream f(errf);
   std::stringstream ss;
@@ -55,8 +57,6 @@ std::string device_info() {
   std::getline(f, line);
   return line;
 }
-
-bool gpu_variant() { return std::string(QNUM_CONVERT_DEVICE) == "--device gpu"; }
 
 std::string read_all(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);
@@ -475,11 +475,18 @@ TEST_CASE("--device: auto / cpu / gpu; gpu without a GPU fails before writing an
 }
 
 int main(int argc, char** argv) {
-  const std::string info = gpu_variant() ? device_info() : "";
-  if (gpu_variant() && info.rfind("gpu: none", 0) == 0) {
-    std::printf("qnum-convert --device-info: %s: skipping the GPU variant (exit 77)\n", info.c_str());
-    return 77;
+  std::vector<char*> args;
+  for (int i = 0; i < argc; ++i) {
+    if (std::string(argv[i]) == "--gpu") device_arg = "--device gpu";
+    else args.push_back(argv[i]);
   }
-  doctest::Context ctx(argc, argv);
+  if (device_arg == "--device gpu") {
+    const std::string info = device_info();
+    if (info.rfind("gpu: none", 0) == 0) {
+      std::printf("qnum-convert --device-info: %s: skipping the GPU run (exit 77)\n", info.c_str());
+      return 77;
+    }
+  }
+  doctest::Context ctx(static_cast<int>(args.size()), args.data());
   return ctx.run();
 }

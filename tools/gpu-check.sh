@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# tools/gpu-check.sh: what a session with a GPU owes the project, as few device calls as possible.
+#
+#   tools/gpu-check.sh pack              on this (CPU) machine, before the first device call: copies the
+#                                        header-only test dependencies (doctest, nlohmann/json) and the git
+#                                        revision into .devdeps/ (git-ignored); name .devdeps in the call's carry.
+#   tools/gpu-check.sh STAGE...          on the GPU machine (default: every stage, in this order):
+#     build     meson build-gpu for the local GPU's architecture: device tests, qnum-convert (GPU path), test_convert
+#     test      the device tests and test_convert_gpu (the GPU path of qnum-convert vs the committed goldens)
+#     sanitize  compute-sanitizer memcheck / initcheck on every device test and on qnum-convert --device gpu
+#               for every format; racecheck / synccheck on the tests whose kernels share memory or sync
+#     bench     tools/bench-device.sh (qnum-bench-device, medians vs a same-run D2D copy)
+#     convert   tools/convert/bench_convert.py --devices cpu,gpu on a generated 3 GB checkpoint
+#
+# A device command runs at most 10 minutes and a machine is given back 30 s after a call, with its build:
+# `build test sanitize` fit one call; `bench convert` another (each stage builds what it needs).
+# Results: $QNUM_GPU_CHECK_OUT, else $OUT (the device tool's return folder), else bench/results/gpu-check-<time>:
+# env.txt, one <stage>.txt per stage and summary.txt (one line per stage: ok / FAILED). Exit 1 if any failed.
+# Environment: QNUM_GPU_ARCH (default: nvidia-smi's compute capability, else 90), QNUM_SANITIZE_TIMEOUT
+# (seconds per compute-sanitizer run, default 120).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+
+if [ "${1:-}" = pack ]; then
+  rm -rf .devdeps && mkdir -p .devdeps/include
+  for h in doctest nlohmann; do
+    [ -d "/usr/include/$h" ] || { echo "gpu-check pack: /usr/include/$h missing (tools/install-deps.sh)" >&2; exit 1; }
+    cp -r "/usr/include/$h" .devdeps/include/
+  done
+  { git rev-parse HEAD; git diff --quiet HEAD || echo "(with uncommitted changes)"; } > .devdeps/REVISION 2>/dev/null
+  du -sh .devdeps
+  exit 0
+fi
+
+stages=("$@")
+[ ${#stages[@]} -eq 0 ] && stages=(build test sanitize bench convert)
+[ -x /usr/local/cuda/bin/nvcc ] && export PATH="$PATH:/usr/local/cuda/bin"
+out=${QNUM_GPU_CHECK_OUT:-${OUT:-bench/results/gpu-check-$(date -u +%Y%m%dT%H%MZ)}}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+bdir=build-gpu
+sanitize_timeout=${QNUM_SANITIZE_TIMEOUT:-120}
+have_smi=0
+command -v nvidia-smi >/dev/null && have_smi=1
+arch=${QNUM_GPU_ARCH:-}
+if [ -z "$arch" ] && [ $have_smi = 1 ]; then
+  arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n1 | tr -d ' .' || true)
+fi
+arch=${arch:-90}
+device_tests=(test_codec_device test_dynamic_scale_device test_pack_device test_quantize_device)
+failed=0
+
+{
+  echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+  echo "revision: $(git rev-parse HEAD 2>/dev/null || cat .devdeps/REVISION 2>/dev/null || echo unknown)"
+  echo "stages: ${stages[*]}; gpu_arch: $arch"
+  nvcc --version 2>&1 | tail -n 2
+  command -v compute-sanitizer >/dev/null && compute-sanitizer --version 2>&1 | tail -n 1
+  meson --version 2>&1 | sed 's/^/meson /'
+  echo "host: $(uname -srm); $(nproc) CPUs; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
+  [ $have_smi = 1 ] && nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem,power.limit --format=csv 2>&1
+} >> "$out/env.txt"
+
+note() {  # stage status
+  echo "$1: $2" | tee -a "$out/summary.txt"
+  [ "$2" = ok ] || failed=1
+}
+
+ensure_build() {
+  local inc=()
+  if [ -d .devdeps/include ]; then
+    inc=(-Dcpp_args=-I$root/.devdeps/include -Dcuda_args=-I$root/.devdeps/include)
+  fi
+  if [ ! -f $bdir/build.ninja ]; then
+    meson setup $bdir -Dcuda=enabled -Dgpu_arch="$arch" -Dtests=enabled -Dexhaustive=false -Dbenchmarks=disabled \
+      -Dbuildtype=release "${inc[@]}" || return 1
+  fi
+  local targets=(tools/convert/qnum-convert tools/convert/test_convert)
+  for t in "${device_tests[@]}"; do targets+=("tests/cuda/$t"); done
+  ninja -C $bdir "${targets[@]}"
+}
+
+for stage in "${stages[@]}"; do
+  log="$out/$stage.txt"
+  echo "== $stage ($(date -u +%H:%M:%S))" >&2
+  case $stage in
+    build)
+      if ensure_build > "$log" 2>&1; then note build ok; else note build FAILED; fi
+      ;;
+    test)
+      ensure_build > /dev/null 2>&1
+      if meson test -C $bdir --no-rebuild --print-errorlogs "${device_tests[@]}" test_convert_gpu > "$log" 2>&1 &&
+         ! grep -q "^Skipped: *[1-9]" "$log"; then
+        note test ok
+      else
+        note test "FAILED (or skipped: see test.txt)"
+      fi
+      ;;
+    sanitize)
+      ensure_build > /dev/null 2>&1
+      if ! command -v compute-sanitizer >/dev/null; then
+        echo "compute-sanitizer not found" > "$log"
+        note sanitize "FAILED (no compute-sanitizer)"
+        continue
+      fi
+      : > "$log"
+      bad=0
+      runs=()
+      for t in "${device_tests[@]}"; do runs+=("memcheck $bdir/tests/cuda/$t" "initcheck $bdir/tests/cuda/$t"); done
+      for t in test_quantize_device test_dynamic_scale_device; do
+        runs+=("racecheck $bdir/tests/cuda/$t" "synccheck $bdir/tests/cuda/$t")
+      done
+      ckpt=tests/data/convert/ckpt
+      for f in w4a16 fp8-block fp8-channel fp8-tensor nvfp4 mxfp4; do
+        runs+=("memcheck $bdir/tools/convert/qnum-convert --no-progress --device gpu --format $f $ckpt $bdir/sanitize-out-$f")
+      done
+      runs+=("memcheck $bdir/tools/convert/qnum-convert --no-progress --device gpu --format w4a16 --group 32 --asym $ckpt $bdir/sanitize-out-asym")
+      for r in "${runs[@]}"; do
+        read -r tool cmd <<< "$r"
+        rm -rf $bdir/sanitize-out-*
+        echo "---- $tool: $cmd" >> "$log"
+        timeout "$sanitize_timeout" compute-sanitizer --tool "$tool" --error-exitcode 99 --print-limit 20 $cmd >> "$log" 2>&1
+        rc=$?
+        echo "---- exit $rc ($tool: $cmd)" >> "$log"
+        [ $rc = 0 ] || bad=1
+      done
+      grep "^---- exit" "$log" >&2
+      if [ $bad = 0 ]; then note sanitize ok; else note sanitize "FAILED (see sanitize.txt)"; fi
+      ;;
+    bench)
+      if QNUM_GPU_ARCH="$arch" QNUM_BENCH_OUT="$out/bench-device" tools/bench-device.sh > "$log" 2>&1; then
+        cat "$out/bench-device/results.md" >> "$log" 2>/dev/null
+        note bench ok
+      else
+        note bench FAILED
+      fi
+      # $OUT returns at most 8 files: keep the folder's run.txt + env.txt inside bench.txt instead.
+      cat "$out/bench-device/env.txt" >> "$log" 2>/dev/null
+      rm -rf "$out/bench-device"
+      ;;
+    convert)
+      ensure_build > /dev/null 2>&1
+      if python3 tools/convert/bench_convert.py --exe $bdir/tools/convert/qnum-convert --gb 3 --shards 4 \
+           --formats w4a16,fp8-block,fp8-channel,fp8-tensor,nvfp4,mxfp4 --threads "$(nproc)" --devices cpu,gpu > "$log" 2>&1; then
+        note convert ok
+      else
+        note convert FAILED
+      fi
+      ;;
+    *)
+      echo "gpu-check: unknown stage '$stage'" >&2
+      exit 2
+      ;;
+  esac
+done
+cat "$out/summary.txt"
+exit $failed
