@@ -10,19 +10,11 @@
 # Exit status: the program's (0 ran, 1 CUDA error or a verification mismatch, 77 no GPU).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ -x /usr/local/cuda/bin/nvcc ] && export PATH="$PATH:/usr/local/cuda/bin"
+. tools/gpu-env.sh  # PATH, have_smi, arch
 if ! command -v nvcc >/dev/null; then
   echo "bench-device: nvcc not found (install the CUDA toolkit)" >&2
   exit 1
 fi
-have_smi=0
-command -v nvidia-smi >/dev/null && have_smi=1
-
-arch=${QNUM_GPU_ARCH:-}
-if [ -z "$arch" ] && [ $have_smi = 1 ]; then
-  arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n1 | tr -d ' .' || true)
-fi
-arch=${arch:-90}
 
 dir=${QNUM_BENCH_BUILD_DIR:-build-bench-device}
 opts=(-Dcuda=enabled -Dgpu_arch="$arch" -Dbenchmarks=auto -Dtests=disabled -Dexhaustive=false -Dbuildtype=release)

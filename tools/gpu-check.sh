@@ -35,19 +35,12 @@ fi
 
 stages=("$@")
 [ ${#stages[@]} -eq 0 ] && stages=(build test sanitize bench convert)
-[ -x /usr/local/cuda/bin/nvcc ] && export PATH="$PATH:/usr/local/cuda/bin"
+. tools/gpu-env.sh  # PATH, have_smi, arch
 out=${QNUM_GPU_CHECK_OUT:-${OUT:-bench/results/gpu-check-$(date -u +%Y%m%dT%H%MZ)}}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 bdir=build-gpu
 sanitize_timeout=${QNUM_SANITIZE_TIMEOUT:-120}
-have_smi=0
-command -v nvidia-smi >/dev/null && have_smi=1
-arch=${QNUM_GPU_ARCH:-}
-if [ -z "$arch" ] && [ $have_smi = 1 ]; then
-  arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n1 | tr -d ' .' || true)
-fi
-arch=${arch:-90}
 device_tests=(test_codec_device test_dynamic_scale_device test_pack_device test_quantize_device)
 failed=0
 

@@ -42,8 +42,8 @@ bool ok(cudaError_t e, const char* what, std::string& err) {
 // The CPU path's loop in qnum_convert.cpp, element for element: row_stats == accumulate over the group.
 // The scheme comes by value: presets are host constexpr variables.
 template <class T>
-__global__ void ct_fp4_kernel(qnum::scheme<qnum::fp4_e2m1> s, const T* w, qnum::tensor_type tt, std::int64_t total_groups, int g, bool nv, float global,
-                              std::uint8_t* packed, std::uint8_t* scales) {
+__global__ void ct_fp4_kernel(qnum::scheme<qnum::fp4_e2m1> s, const T* w, qnum::tensor_type tt, std::int64_t total_groups,
+                              int g, bool nv, float global, std::uint8_t* packed, std::uint8_t* scales) {
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < total_groups;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     const T* x = w + i * g;
