@@ -5,12 +5,13 @@
 //   fp8-channel launch_quantize(ct_fp8, per_row())
 //   fp8-tensor  launch_quantize(ct_fp8, per_tensor()) with the two-kernel per-tensor path
 //   nvfp4/mxfp4 launch_tensor_stats (NVFP4 global scale, computed on the host as on the CPU path), then
-//               ct_fp4_kernel: one thread per group, ct_nvfp4_params / ct_mxfp4_params + quantize_value.
+//               ct_fp4_kernel: one thread per group, ct_fp4.hpp's parameters and store around quantize_value.
 #include <cuda_runtime.h>
 
 #include <cstring>
 
 #include "convert_gpu.hpp"
+#include "ct_fp4.hpp"
 #include "qnum/cuda/quantize.cuh"
 #include "qnum/layout/fp8_block.hpp"
 #include "qnum/pack.hpp"
@@ -38,9 +39,9 @@ bool ok(cudaError_t e, const char* what, std::string& err) {
   return false;
 }
 
-// compressed-tensors NVFP4 / MXFP4: one thread per group of g elements (k % g == 0, so group i starts at i * g).
-// The CPU path's loop in qnum_convert.cpp, element for element: row_stats == accumulate over the group.
-// The scheme comes by value: presets are host constexpr variables.
+// compressed-tensors NVFP4 / MXFP4: one thread per group of g <= 32 elements (k % g == 0, so group i starts at
+// i * g). The CPU path's loop in qnum_convert.cpp: row_stats == accumulate over the group, quantize_row ==
+// quantize_value per element, then the same ct_fp4.hpp. The scheme comes by value: presets are host constexpr.
 template <class T>
 __global__ void ct_fp4_kernel(qnum::scheme<qnum::fp4_e2m1> s, const T* w, qnum::tensor_type tt, std::int64_t total_groups,
                               int g, bool nv, float global, std::uint8_t* packed, std::uint8_t* scales) {
@@ -49,13 +50,11 @@ __global__ void ct_fp4_kernel(qnum::scheme<qnum::fp4_e2m1> s, const T* w, qnum::
     const T* x = w + i * g;
     qnum::group_stats st;
     for (int e = 0; e < g; ++e) qnum::accumulate(st, qnum::detail::load_elem(x + e, tt));
-    const qnum::group_params gp = nv ? qnum::presets::ct_nvfp4_params(st.amax, global) : qnum::presets::ct_mxfp4_params(st.amax);
-    scales[i] = static_cast<std::uint8_t>(gp.scale_code);
-    for (int e = 0; e < g; e += 2) {
-      const std::uint32_t a = qnum::quantize_value(s, gp, qnum::detail::load_elem(x + e, tt), qnum::rne);
-      const std::uint32_t b = qnum::quantize_value(s, gp, qnum::detail::load_elem(x + e + 1, tt), qnum::rne);
-      packed[(i * g + e) / 2] = qnum::pack_nibble_pair(a, b, qnum::nibble_order::low_first);
-    }
+    const qnum::group_params gp = ct_fp4_params(nv, st.amax, global);
+    std::uint8_t c[32];
+    for (int e = 0; e < g; ++e)
+      c[e] = static_cast<std::uint8_t>(qnum::quantize_value(s, gp, qnum::detail::load_elem(x + e, tt), qnum::rne));
+    ct_fp4_store(gp, c, g, scales + i, packed + i * g / 2);
   }
 }
 
@@ -73,8 +72,9 @@ bool quantize_typed(const gpu_tensor& t, qnum::tensor_type tt, std::vector<std::
   if (!ok(cudaMalloc(&src.p, src_bytes), "cudaMalloc (source tensor)", err)) return false;
   if (!ok(cudaMemcpy(src.p, t.data, src_bytes, cudaMemcpyHostToDevice), "copy to device", err)) return false;
   const auto in = qnum::view(src.as<const T>(), n, k, k, tt);
-  // The outputs that kernels write, in plan order (W4A16 asym's packed zero points and weight_shape are host-side).
-  const std::size_t device_outs = t.format == out_format::w4a16 ? 2 : t.format == out_format::nvfp4 ? 2 : bufs.size();
+  // Every format's first two outputs in plan order (codes or packed words, scales) come from kernels; the rest
+  // (NVFP4's global scale, W4A16's zero points and weight_shape) are written on the host.
+  const std::size_t device_outs = 2;
   std::vector<device_buffer> out(device_outs);
   for (std::size_t i = 0; i < device_outs; ++i)
     if (!ok(cudaMalloc(&out[i].p, bufs[i].size()), "cudaMalloc (output)", err)) return false;
@@ -117,7 +117,7 @@ bool quantize_typed(const gpu_tensor& t, qnum::tensor_type tt, std::vector<std::
     case out_format::nvfp4:
     case out_format::mxfp4: {
       const bool nv = t.format == out_format::nvfp4;
-      const int g = nv ? 16 : 32;
+      const int g = ct_fp4_group(nv);
       float global = 0.0f;
       if (nv) {
         if (!ok(cudaMalloc(&aux.p, 3 * sizeof(std::uint32_t)), "cudaMalloc (statistics)", err)) return false;

@@ -20,7 +20,8 @@
 //   nvfp4 / mxfp4: compressed-tensors "nvfp4-pack-quantized" / "mxfp4-pack-quantized" (presets ct_nvfp4_* /
 //               ct_mxfp4_*, per-element ct_fp4): weight_packed uint8 [N, K/2] (element 2i low nibble), weight_scale
 //               float8_e4m3fn [N, K/16] + weight_global_scale fp32 [1] (= 2688 / amax) / uint8 E8M0 [N, K/32]
-// The per-tensor step is quantize_tensor() below (one function per source tensor, host threads inside).
+// The per-tensor step is quantize_source() below: cpu_quantize() on host threads, or the GPU path (convert_gpu.hpp).
+// NVFP4 / MXFP4 groups are written by ct_fp4.hpp on both paths.
 #include <unistd.h>
 
 #include <atomic>
@@ -40,6 +41,7 @@
 #include "qnum/presets.hpp"
 #include "qnum/quantize_tensor.hpp"
 #include "convert_gpu.hpp"
+#include "ct_fp4.hpp"
 #include "safetensors.hpp"
 
 namespace fs = std::filesystem;
@@ -136,7 +138,7 @@ source_plan plan_source(const options& o, const safetensors_file& f, const tenso
     // compressed-tensors 0.20's compressor writes weight_shape as int64 (torch.tensor(shape)).
     p.outs.push_back({m + ".weight_shape", "I64", {2}, 16});
   } else if (o.format == out_format::nvfp4 || o.format == out_format::mxfp4) {
-    const std::int64_t g = o.format == out_format::nvfp4 ? 16 : 32;
+    const std::int64_t g = qconv::ct_fp4_group(o.format == out_format::nvfp4);
     if (k % g != 0)
       fail(where + "in_features " + std::to_string(k) + " is not a multiple of the " + format_name(o.format) + " group size " +
            std::to_string(g));
@@ -217,7 +219,7 @@ void cpu_quantize(const options& o, const std::string& where, const std::uint8_t
   }
   if (o.format == out_format::nvfp4 || o.format == out_format::mxfp4) {
     const bool nv = o.format == out_format::nvfp4;
-    const std::int64_t g = nv ? 16 : 32, groups = k / g;
+    const std::int64_t g = qconv::ct_fp4_group(nv), groups = k / g;
     const qnum::tensor_type tt = rows_of<T>(data, t.dtype, 0, 0, k).type;
     float global = 0.0f;
     if (nv) {
@@ -233,12 +235,9 @@ void cpu_quantize(const options& o, const std::string& where, const std::uint8_t
       for (std::int64_t r = r0; r < r1; ++r)
         for (std::int64_t j = 0; j < groups; ++j) {
           const std::int64_t base = r * k + j * g;
-          const qnum::group_stats st = qnum::row_stats(p + base, g, tt);
-          const qnum::group_params gp = nv ? qnum::presets::ct_nvfp4_params(st.amax, global) : qnum::presets::ct_mxfp4_params(st.amax);
-          scales[r * groups + j] = static_cast<std::uint8_t>(gp.scale_code);
+          const qnum::group_params gp = qconv::ct_fp4_params(nv, qnum::row_stats(p + base, g, tt).amax, global);
           qnum::quantize_row(qnum::presets::ct_fp4, gp, p + base, g, c, tt);
-          for (std::int64_t e = 0; e < g; e += 2)
-            packed[(base + e) / 2] = qnum::pack_nibble_pair(c[e], c[e + 1], qnum::nibble_order::low_first);
+          qconv::ct_fp4_store(gp, c, static_cast<int>(g), scales + r * groups + j, packed + base / 2);
         }
     });
     return;

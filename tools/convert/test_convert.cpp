@@ -44,7 +44,11 @@ int convert(const std::string& args, std::string& err) {
   std::stringstream ss;
   ss << f.rdbuf();
   err = ss.str();
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  const int status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  // The --gpu run: every conversion that succeeded ran on the GPU (no silent CPU fallback).
+  if (device_arg == "--device gpu" && status == 0 && args.find("--device") == std::string::npos)
+    CHECK_MESSAGE(err.find("quantizing on GPU 0") != std::string::npos, err);
+  return status;
 }
 
 // stdout of `qnum-convert --device-info`.
