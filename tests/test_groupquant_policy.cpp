@@ -7,6 +7,8 @@
 #include <limits>
 #include <vector>
 
+#include "qnum/layout/gguf.hpp"
+#include "qnum/pack.hpp"
 #include "qnum/presets.hpp"
 #include "qnum/quantize.hpp"
 #include "qnum/quantize_tensor.hpp"
@@ -251,4 +253,69 @@ TEST_CASE("degenerate scales: storage underflow, outer scales sanitised, TE and 
   q.inv = std::numeric_limits<float>::infinity();
   q.zero = 3;
   CHECK(qnum::quantize_int_value(asym.x_multiply(), q, 0.0f) == 3);
+}
+
+TEST_CASE("NaN outputs: every NaN a dequantizer writes is the canonical quiet NaN, whatever its source") {
+  namespace p = qnum::presets;
+  using qtest::from_bits;
+  using qnum::detail::float_to_bits;
+  constexpr std::uint32_t canon = 0x7FC00000u;
+  // FP8 NaN codes of both signs (E4M3 0x7F/0xFF, E5M2 0x7D..0x7F/0xFD..0xFF with payloads) through the
+  // per-element function and both host paths (SIMD lanes: fp32/bf16 out; generic loop: fp16 out).
+  const std::uint8_t e4[] = {0x7F, 0xFF, 0x7F, 0xFF, 0x7F, 0xFF, 0x7F, 0xFF, 0x7F, 0xFF};
+  const std::uint8_t e5[] = {0x7D, 0xFD, 0x7E, 0xFE, 0x7F, 0xFF, 0x7D, 0xFD, 0x7E, 0xFE};
+  const float sc = 0.5f;
+  const qnum::scale_view sv{const_cast<float*>(&sc), 1, 1, 1, 4};
+  auto check_row = [&](const auto& s, const std::uint8_t* codes) {
+    const qnum::group_params gp = qnum::detail::params_from_stored(s, float_to_bits(sc), 0, 0.0f);
+    for (int i = 0; i < 10; ++i) CHECK(float_to_bits(qnum::dequantize_value(s, gp, codes[i])) == canon);
+    float f[10];
+    std::uint16_t h[10], b[10];
+    const auto cv = qnum::view(codes, 1, 10);
+    REQUIRE(qnum::dequantize(s, cv, qnum::per_row(), sv, {}, qnum::view(f, 1, 10)) == qnum::status::ok);
+    REQUIRE(qnum::dequantize(s, cv, qnum::per_row(), sv, {}, qnum::view(b, 1, 10, -1, qnum::tensor_type::bf16)) == qnum::status::ok);
+    REQUIRE(qnum::dequantize(s, cv, qnum::per_row(), sv, {}, qnum::view(h, 1, 10, -1, qnum::tensor_type::fp16)) == qnum::status::ok);
+    for (int i = 0; i < 10; ++i) {
+      CHECK(float_to_bits(f[i]) == canon);
+      CHECK(b[i] == 0x7FC0);
+      CHECK(h[i] == 0x7E00);
+    }
+  };
+  check_row(qnum::float_amax<qnum::fp8_e4m3>(), e4);
+  check_row(qnum::float_amax<qnum::fp8_e5m2>(), e5);
+
+  // Fake quantization of NaN inputs of both signs and with payloads (FP8 keeps NaN; E2M1 and integers do not).
+  float x[12];
+  for (int i = 0; i < 12; ++i) x[i] = from_bits((i % 2 ? 0xFF800001u : 0x7FC00000u) + static_cast<std::uint32_t>(i) * 0x1000u);
+  float y[12];
+  REQUIRE(qnum::fake_quantize(p::deepgemm_fp8, qnum::view(static_cast<const float*>(x), 1, 12), p::deepseek_act, qnum::view(y, 1, 12)) ==
+          qnum::status::ok);
+  for (float v : y) CHECK(float_to_bits(v) == canon);
+  REQUIRE(qnum::fake_quantize(p::te_fp8_current_e5m2, qnum::view(static_cast<const float*>(x), 1, 12), qnum::per_tensor(),
+                              qnum::view(y, 1, 12)) == qnum::status::ok);
+  for (float v : y) CHECK(float_to_bits(v) == canon);
+
+  // A NaN stored scale (any payload, either sign) for an integer scheme: SIMD lanes, generic loop, primitive.
+  for (const std::uint32_t nb : {0x7FC00000u, 0xFFC00000u, 0x7F800001u, 0xFFFFFFFFu, 0x7FA5A5A5u}) {
+    const float ns = from_bits(nb);
+    const qnum::scale_view nsv{const_cast<float*>(&ns), 1, 1, 1, 4};
+    const std::uint8_t codes[9] = {1, 2, 3, 0, 0xF9, 7, 5, 6, 0xF1};
+    float o[9];
+    REQUIRE(qnum::dequantize(p::slime_int4_qat, qnum::view(codes, 1, 9), qnum::per_row(), nsv, {}, qnum::view(o, 1, 9)) ==
+            qnum::status::ok);
+    for (float v : o) CHECK(float_to_bits(v) == canon);
+    float w[8];
+    qnum::dequantize_int4_word(0x12345678u, ns, 8, w);
+    for (float v : w) CHECK(float_to_bits(v) == canon);
+  }
+  // GGUF blocks whose fp16 scale is a NaN of the other sign, with a payload.
+  std::uint8_t blk[36] = {};
+  blk[0] = 0x01;
+  blk[1] = 0xFE;  // fp16 0xFE01
+  for (int i = 2; i < 36; ++i) blk[i] = static_cast<std::uint8_t>(i * 7);
+  float gy[32];
+  qnum::gguf_dequantize_block_q8_0(blk, gy);
+  for (float v : gy) CHECK(float_to_bits(v) == canon);
+  qnum::gguf_dequantize_block_q4_0(blk, gy);
+  for (float v : gy) CHECK(float_to_bits(v) == canon);
 }

@@ -285,7 +285,7 @@ enum class dequant_dtype : int { fp32 = 0, bf16 = 1, fp16 = 2 };
 // |q * dq| <= s <= FLT_MAX is finite but may exceed fp16's range and then gives Inf, as torch's cast).
 // out is float* for fp32 and std::uint16_t* (bits) for bf16/fp16.
 QNUM_HD std::uint32_t dequant_store_bits(float v, dequant_dtype t) {
-  return t == dequant_dtype::fp32 ? detail::float_to_bits(v)
+  return t == dequant_dtype::fp32 ? detail::float_to_bits(detail::canonical_nan(v))
                                   : (t == dequant_dtype::bf16 ? to_bf16(v) : to_fp16(v));
 }
 inline dq_status dequantize_gradient_int8(const std::int8_t* codes, std::size_t n, std::size_t group_size,

@@ -18,6 +18,7 @@
 
 #include "qnum/config.hpp"
 #include "qnum/detail/bits.hpp"
+#include "qnum/detail/fp_rn.hpp"
 
 QNUM_BEGIN_NAMESPACE
 
@@ -142,9 +143,11 @@ QNUM_HD std::int32_t ue8m0_of_pow2(float s) {
 // out[k] = float(nibble_k - zero) * scale, one IEEE fp32 multiply of an exact integer (no FMA
 // possible, same bits on host and device). For signed offset-binary (uint4b8) codes pass zero = 8;
 // for GPTQ/AWQ/compressed-tensors asymmetric pass the stored zero nibble (+8 for compressed-tensors'
-// signed zero point). NaN/Inf scales propagate as IEEE multiplication does.
+// signed zero point). A NaN scale gives the canonical quiet NaN 0x7FC00000 (detail::canonical_nan), an
+// infinite one +-Inf (or that NaN where the nibble equals the zero point).
 QNUM_HD void dequantize_int4_word(std::uint32_t word, float scale, std::int32_t zero, float (&out)[8]) {
-  for (int k = 0; k < 8; ++k) out[k] = static_cast<float>(static_cast<std::int32_t>(nibble_of(word, k)) - zero) * scale;
+  for (int k = 0; k < 8; ++k)
+    out[k] = detail::canonical_nan(detail::mul_rn(static_cast<float>(static_cast<std::int32_t>(nibble_of(word, k)) - zero), scale));
 }
 
 // ---------------------------------------------------------------------------------------------------

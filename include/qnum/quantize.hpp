@@ -10,10 +10,12 @@
 // otherwise: clamp(round(v) + z) with v clamped to [code_min - z, code_max - z] first. The code is the
 // integer's two's complement in F::bits bits. NaN x (or a NaN x / s) gives the code of z (dequantizes to 0);
 // +-Inf saturate.
-// Dequantize: (q - z) * scale (fp32 RN, then rounded to the work dtype). Never NaN: |q - z| <= 2^bits.
+// Dequantize: (q - z) * scale (fp32 RN, then rounded to the work dtype). NaN only for a NaN stored scale.
 // Float formats: code = encode<F>(x / code_scale or x * inv, Round, satfinite): RNE on the element grid,
 // overflow and +-Inf saturate to +-max_value; NaN x gives F's NaN code (fp4_e2m1 has none: +6, encode's rule).
 // Dequantize: decode<F>(code) * scale (fp32 RN).
+// A NaN dequantized (or fake-quantized) value is always the canonical quiet NaN 0x7FC00000 (bf16 0x7FC0,
+// fp16 0x7E00 once stored): never the payload or sign of the NaN code, on host and device alike.
 #pragma once
 
 #include <cstdint>
@@ -66,9 +68,9 @@ template <class F>
 QNUM_HD float dequantize_value(const scheme<F>& s, const group_params& p, std::uint32_t code) {
   if constexpr (F::is_integer) {
     const float d = static_cast<float>(code_to_int<F>(code) - p.zero);
-    return detail::to_work(detail::mul_rn(d, p.scale), s.work);
+    return detail::canonical_nan(detail::to_work(detail::mul_rn(d, p.scale), s.work));
   } else {
-    return detail::mul_rn(decode<F>(code), p.scale);
+    return detail::canonical_nan(detail::mul_rn(decode<F>(code), p.scale));
   }
 }
 

@@ -64,9 +64,25 @@ std::vector<T> from_device(const T* d, std::size_t n) {
   REQUIRE(cudaMemcpy(h.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost) == cudaSuccess);
   return h;
 }
+// Bitwise equality; on a difference, prints how many elements differ and the first few (index, device
+// bits, host bits), so a failure on a GPU says what differs without a debugger.
 template <class T>
-bool same(const std::vector<T>& a, const std::vector<T>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+bool same(const std::vector<T>& dev, const std::vector<T>& host) {
+  if (dev.size() != host.size()) return false;
+  if (std::memcmp(dev.data(), host.data(), dev.size() * sizeof(T)) == 0) return true;
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < dev.size(); ++i) {
+    if (std::memcmp(&dev[i], &host[i], sizeof(T)) == 0) continue;
+    if (n < 4) {
+      std::uint32_t a = 0, b = 0;
+      std::memcpy(&a, &dev[i], sizeof(T));
+      std::memcpy(&b, &host[i], sizeof(T));
+      MESSAGE("index " << i << ": device 0x" << std::hex << a << ", host 0x" << b << std::dec);
+    }
+    ++n;
+  }
+  MESSAGE(n << " of " << dev.size() << " elements differ");
+  return false;
 }
 
 // Host quantize / dequantize / fake_quantize vs the device launchers on one shape; bitwise equal.
@@ -290,8 +306,10 @@ TEST_CASE("launchers reject bad arguments without launching") {
   namespace p = qnum::presets;
   float* d = nullptr;
   REQUIRE(cudaMalloc(&d, 4096) == cudaSuccess);
+  REQUIRE(cudaMemset(d, 0, 4096) == cudaSuccess);  // the accepted calls read it (initcheck)
   std::uint8_t* c = nullptr;
   REQUIRE(cudaMalloc(&c, 4096) == cudaSuccess);
+  REQUIRE(cudaMemset(c, 0, 4096) == cudaSuccess);
   const qnum::scale_view sv{c + 2048, 4, 2, 2, 4};
   const auto good = qnum::view(static_cast<const float*>(d), 4, 64, 64);
   CHECK(qnum::cuda::launch_quantize(p::slime_int4_qat, good, qnum::group_size(32), qnum::view(c, 4, 64), sv) == cudaSuccess);

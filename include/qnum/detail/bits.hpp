@@ -38,6 +38,12 @@ QNUM_HD float abs_bits(float x) { return bits_to_float(float_to_bits(x) & 0x7FFF
 QNUM_HD bool is_nonfinite(float x) { return (float_to_bits(x) & 0x7F800000u) == 0x7F800000u; }
 QNUM_HD bool is_nan(float x) { return (float_to_bits(x) & 0x7FFFFFFFu) > 0x7F800000u; }
 
+// The canonical quiet NaN qnum writes for every NaN fp32 result: 0x7FC00000 (positive, quiet bit only).
+// Hosts and GPUs disagree on the NaN an operation returns (x86 keeps the operand's payload and sign, NVIDIA
+// GPUs return 0x7FFFFFFF), so every dequantized output passes through canonical_nan: same bits everywhere.
+constexpr std::uint32_t canonical_nan_bits = 0x7FC00000u;
+QNUM_HD float canonical_nan(float x) { return is_nan(x) ? bits_to_float(canonical_nan_bits) : x; }
+
 template <class T>
 QNUM_HD constexpr T min_of(T a, T b) { return b < a ? b : a; }
 template <class T>

@@ -166,6 +166,8 @@ inline void store(std::uint16_t* p, vf v) {  // to_bf16: RNE on the bits, NaN ->
 }
 inline void store(std::uint8_t* p, vi q) { store_u8(p, q & 0xFF); }  // low 8 bits of each lane
 inline vi is_nan(vf x) { return (bit_cast<vi>(x) & 0x7FFFFFFF) > 0x7F800000; }
+// NaN lanes -> the canonical quiet NaN (detail::canonical_nan): x86 would keep an operand's payload and sign.
+inline vf canonical_nan(vf x) { return select(is_nan(x), bit_cast<vf>(splat<vi>(0x7FC00000)), x); }
 
 // Apply fn(const In* lanes_in, Out* lanes_out) over n elements; the tail runs on zero-padded copies.
 template <class In, class Out, class Fn>
@@ -280,7 +282,7 @@ inline int_lane_consts int_consts(const scheme<F>& s, const group_params& p) {
   return k;
 }
 // (q - z) * scale for integer q (dequantize_value with work fp32).
-inline vf int_dequant(vi q, vi z, vf scale) { return __builtin_convertvector(q - z, vf) * scale; }
+inline vf int_dequant(vi q, vi z, vf scale) { return canonical_nan(__builtin_convertvector(q - z, vf) * scale); }
 template <class F>
 inline vi code_to_int_lanes(vi code) {  // code_to_int<F> on the low F::bits bits
   if constexpr (F::is_signed) return bit_cast<vi>(bit_cast<vu>(code) << (32 - F::bits)) >> (32 - F::bits);
@@ -327,7 +329,7 @@ inline vf float_dequant(vi code, vf scale) {  // decode<F>(code) * scale
   const float* t = decode_table<F>();
   vf d;
   for (int i = 0; i < lanes; ++i) d[i] = t[code[i] & ((1 << F::bits) - 1)];
-  return d * scale;
+  return canonical_nan(d * scale);
 }
 
 // ---- row kernels ---------------------------------------------------------------------------------------

@@ -70,8 +70,8 @@ inline pack_status fp8_block_dequantize(const fp8_block_shape& shape, const std:
   if (weight == nullptr || scale_inv == nullptr || out == nullptr) return pack_status::null_pointer;
   for (std::int64_t r = 0; r < shape.n; ++r)
     for (std::int64_t c = 0; c < shape.k; ++c)
-      out[r * shape.k + c] =
-          decode<fp8_e4m3>(weight[r * shape.k + c]) * scale_inv[(r / shape.block_n) * shape.scale_cols + c / shape.block_k];
+      out[r * shape.k + c] = detail::canonical_nan(detail::mul_rn(
+          decode<fp8_e4m3>(weight[r * shape.k + c]), scale_inv[(r / shape.block_n) * shape.scale_cols + c / shape.block_k]));
   return pack_status::ok;
 }
 

@@ -96,8 +96,8 @@ QNUM_HD bool gguf_quantize_block_q4_0(const float* x, std::uint8_t* out) {
 QNUM_HD void gguf_dequantize_block_q4_0(const std::uint8_t* in, float* y) {
   const float d = from_fp16(detail::get_u16(in));
   for (int j = 0; j < 16; ++j) {
-    y[j] = static_cast<float>(static_cast<std::int32_t>(in[2 + j] & 0xF) - 8) * d;
-    y[j + 16] = static_cast<float>(static_cast<std::int32_t>(in[2 + j] >> 4) - 8) * d;
+    y[j] = detail::canonical_nan(detail::mul_rn(static_cast<float>(static_cast<std::int32_t>(in[2 + j] & 0xF) - 8), d));
+    y[j + 16] = detail::canonical_nan(detail::mul_rn(static_cast<float>(static_cast<std::int32_t>(in[2 + j] >> 4) - 8), d));
   }
 }
 
@@ -128,8 +128,8 @@ QNUM_HD void gguf_dequantize_block_q4_1(const std::uint8_t* in, float* y) {
   const float d = from_fp16(detail::get_u16(in));
   const float m = from_fp16(detail::get_u16(in + 2));
   for (int j = 0; j < 16; ++j) {
-    y[j] = detail::add_rn(detail::mul_rn(static_cast<float>(in[4 + j] & 0xF), d), m);
-    y[j + 16] = detail::add_rn(detail::mul_rn(static_cast<float>(in[4 + j] >> 4), d), m);
+    y[j] = detail::canonical_nan(detail::add_rn(detail::mul_rn(static_cast<float>(in[4 + j] & 0xF), d), m));
+    y[j + 16] = detail::canonical_nan(detail::add_rn(detail::mul_rn(static_cast<float>(in[4 + j] >> 4), d), m));
   }
 }
 
@@ -151,7 +151,7 @@ QNUM_HD bool gguf_quantize_block_q8_0(const float* x, std::uint8_t* out) {
 // One Q8_0 block -> y[32]: q * d.
 QNUM_HD void gguf_dequantize_block_q8_0(const std::uint8_t* in, float* y) {
   const float d = from_fp16(detail::get_u16(in));
-  for (int j = 0; j < 32; ++j) y[j] = static_cast<float>(static_cast<std::int8_t>(in[2 + j])) * d;
+  for (int j = 0; j < 32; ++j) y[j] = detail::canonical_nan(detail::mul_rn(static_cast<float>(static_cast<std::int8_t>(in[2 + j])), d));
 }
 
 // n floats (n a multiple of 32, else bad_shape) -> gguf_row_bytes(t, n) bytes. Any NaN/Inf input ->
