@@ -41,6 +41,7 @@
 #include "qnum/presets.hpp"
 #include "qnum/quantize_tensor.hpp"
 #include "qnum/random.hpp"
+#include "qnum/static_scheme.hpp"
 
 namespace {
 
@@ -347,22 +348,24 @@ std::string diff(const char* what, const std::vector<T>& dev, const std::vector<
 }
 
 // --- group quantize to codes (+ scales, + zero points) ------------------------------------------------
-template <class F, class T>
-cudaError_t dev_quantize(const qnum::scheme<F>& s, qnum::group_shape g, shape sh, bool two_pass) {
+template <class H, class T>
+cudaError_t dev_quantize(const H& h, qnum::group_shape g, shape sh, bool two_pass) {
+  const auto s = h.get();
   const auto gr = grid_of(sh, g);
   const qnum::matrix_view<std::int32_t> zv = asym(s) ? qnum::view(D.zeros, gr.nr, gr.nc) : qnum::matrix_view<std::int32_t>{};
-  return qnum::cuda::launch_quantize(s, in_view<T>(sh), g, qnum::view(D.codes, sh.rows, sh.cols), scale_view_of(s, gr, D.scales),
+  return qnum::cuda::launch_quantize(h, in_view<T>(sh), g, qnum::view(D.codes, sh.rows, sh.cols), scale_view_of(s, gr, D.scales),
                                      zv, qnum::nearest(), 0.0f, D.stream, two_pass ? D.scratch3 : nullptr);
 }
 
-template <class F, class T>
-std::string check_quantize(const qnum::scheme<F>& s, qnum::group_shape g, shape sh, bool two_pass) {
+template <class H, class T>
+std::string check_quantize(const H& h, qnum::group_shape g, shape sh, bool two_pass) {
+  const auto s = h.get();
   const auto gr = grid_of(sh, g);
   const std::size_t ng = groups_of(gr), sb = static_cast<std::size_t>(qnum::scale_bytes(s.store));
   poison(D.codes, 0xAB, sh.un());
   poison(D.scales, 0xCD, ng * sb);
   poison(D.zeros, 0xEE, ng * 4);
-  QB_CHECK((dev_quantize<F, T>(s, g, sh, two_pass)));
+  QB_CHECK((dev_quantize<H, T>(h, g, sh, two_pass)));
   const auto dcodes = download(D.codes, sh.un());
   const auto dscales = download(D.scales, ng * sb);
   const auto dzeros = download(D.zeros, ng);
@@ -380,22 +383,24 @@ std::string check_quantize(const qnum::scheme<F>& s, qnum::group_shape g, shape 
 }
 
 // --- fused W4A16 quantize + pack ------------------------------------------------------------------------
-template <class T>
-cudaError_t dev_pack(const qnum::scheme<qnum::int4>& s, std::int64_t G, shape sh) {
+template <class H, class T>
+cudaError_t dev_pack(const H& h, std::int64_t G, shape sh) {
+  const auto s = h.get();
   const auto gr = grid_of(sh, qnum::group_size(G));
   const qnum::matrix_view<std::int32_t> zv = asym(s) ? qnum::view(D.zeros, gr.nr, gr.nc) : qnum::matrix_view<std::int32_t>{};
-  return qnum::cuda::launch_w4a16_pack(s, in_view<T>(sh), G, D.packed, scale_view_of(s, gr, D.scales), zv, D.stream);
+  return qnum::cuda::launch_w4a16_pack(h, in_view<T>(sh), G, D.packed, scale_view_of(s, gr, D.scales), zv, D.stream);
 }
 
-template <class T>
-std::string check_pack(const qnum::scheme<qnum::int4>& s, std::int64_t G, shape sh) {
+template <class H, class T>
+std::string check_pack(const H& h, std::int64_t G, shape sh) {
+  const auto s = h.get();
   const auto gr = grid_of(sh, qnum::group_size(G));
   const std::size_t ng = groups_of(gr), sb = static_cast<std::size_t>(qnum::scale_bytes(s.store));
   const std::size_t words = static_cast<std::size_t>(sh.rows * ((sh.cols + 7) / 8));
   poison(D.packed, 0xAB, words * 4);
   poison(D.scales, 0xCD, ng * sb);
   poison(D.zeros, 0xEE, ng * 4);
-  QB_CHECK(dev_pack<T>(s, G, sh));
+  QB_CHECK((dev_pack<H, T>(h, G, sh)));
   const auto dpacked = download(D.packed, words);
   const auto dscales = download(D.scales, ng * sb);
   const auto dzeros = download(D.zeros, ng);
@@ -417,21 +422,23 @@ std::string check_pack(const qnum::scheme<qnum::int4>& s, std::int64_t G, shape 
 }
 
 // --- dequantize (codes made by the bf16 quantize of the same scheme) ------------------------------------
-template <class F, class U>
-cudaError_t dev_dequantize(const qnum::scheme<F>& s, qnum::group_shape g, shape sh) {
+template <class H, class U>
+cudaError_t dev_dequantize(const H& h, qnum::group_shape g, shape sh) {
+  const auto s = h.get();
   const auto gr = grid_of(sh, g);
   const qnum::matrix_view<const std::int32_t> zv =
       asym(s) ? qnum::view(static_cast<const std::int32_t*>(D.zeros), gr.nr, gr.nc) : qnum::matrix_view<const std::int32_t>{};
-  return qnum::cuda::launch_dequantize(s, qnum::view(static_cast<const std::uint8_t*>(D.codes), sh.rows, sh.cols), g,
+  return qnum::cuda::launch_dequantize(h, qnum::view(static_cast<const std::uint8_t*>(D.codes), sh.rows, sh.cols), g,
                                        scale_view_of(s, gr, D.scales), zv, out_view<U>(sh), 0.0f, D.stream);
 }
 
-template <class F, class U>
-std::string check_dequantize(const qnum::scheme<F>& s, qnum::group_shape g, shape sh) {
+template <class H, class U>
+std::string check_dequantize(const H& h, qnum::group_shape g, shape sh) {
+  const auto s = h.get();
   const auto gr = grid_of(sh, g);
   const std::size_t ng = groups_of(gr), sb = static_cast<std::size_t>(qnum::scale_bytes(s.store));
   poison(output<U>(), 0xAB, sh.un() * sizeof(U));
-  QB_CHECK((dev_dequantize<F, U>(s, g, sh)));
+  QB_CHECK((dev_dequantize<H, U>(h, g, sh)));
   const auto dout = download(output<U>(), sh.un());
   auto codes = download(D.codes, sh.un());
   auto scales = download(D.scales, ng * sb);
@@ -446,15 +453,16 @@ std::string check_dequantize(const qnum::scheme<F>& s, qnum::group_shape g, shap
 }
 
 // --- fake quantize (output in the input's type) -------------------------------------------------------
-template <class F, class T>
-cudaError_t dev_fake(const qnum::scheme<F>& s, qnum::group_shape g, shape sh) {
-  return qnum::cuda::launch_fake_quantize(s, in_view<T>(sh), g, out_view<T>(sh), qnum::nearest(), 0.0f, D.stream, nullptr);
+template <class H, class T>
+cudaError_t dev_fake(const H& h, qnum::group_shape g, shape sh) {
+  return qnum::cuda::launch_fake_quantize(h, in_view<T>(sh), g, out_view<T>(sh), qnum::nearest(), 0.0f, D.stream, nullptr);
 }
 
-template <class F, class T>
-std::string check_fake(const qnum::scheme<F>& s, qnum::group_shape g, shape sh) {
+template <class H, class T>
+std::string check_fake(const H& h, qnum::group_shape g, shape sh) {
+  const auto s = h.get();
   poison(output<T>(), 0xAB, sh.un() * sizeof(T));
-  QB_CHECK((dev_fake<F, T>(s, g, sh)));
+  QB_CHECK((dev_fake<H, T>(h, g, sh)));
   const auto dout = download(output<T>(), sh.un());
   const auto hin = download(input<T>(), sh.un());
   std::vector<T> hout(sh.un());
@@ -539,57 +547,61 @@ double param_bytes(const qnum::scheme<F>& s, const qnum::detail::grid& gr) {
   return static_cast<double>(groups_of(gr)) * (qnum::scale_bytes(s.store) + (asym(s) ? 4 : 0));
 }
 
-template <class F, class T>
-void add_quantize(std::vector<op>& ops, const std::string& name, const qnum::scheme<F>& s, qnum::group_shape g,
+template <class H, class T>
+void add_quantize(std::vector<op>& ops, const std::string& name, const H& h, qnum::group_shape g,
                   bool two_pass = false) {
+  const auto s = h.get();
   op o;
   o.name = name;
   o.dtype = type_name<T>();
-  o.run = [=](shape sh) { return dev_quantize<F, T>(s, g, sh, two_pass); };
+  o.run = [=](shape sh) { return dev_quantize<H, T>(h, g, sh, two_pass); };
   o.bytes = [=](shape sh) {
     return static_cast<double>(sh.n()) * (sizeof(T) * (two_pass ? 2 : 1) + 1) + param_bytes(s, grid_of(sh, g));
   };
-  o.verify = [=](shape sh) { return check_quantize<F, T>(s, g, sh, two_pass); };
+  o.verify = [=](shape sh) { return check_quantize<H, T>(h, g, sh, two_pass); };
   ops.push_back(o);
 }
 
-template <class T>
-void add_pack(std::vector<op>& ops, const std::string& name, const qnum::scheme<qnum::int4>& s, std::int64_t G) {
+template <class H, class T>
+void add_pack(std::vector<op>& ops, const std::string& name, const H& h, std::int64_t G) {
+  const auto s = h.get();
   op o;
   o.name = name;
   o.dtype = type_name<T>();
-  o.run = [=](shape sh) { return dev_pack<T>(s, G, sh); };
+  o.run = [=](shape sh) { return dev_pack<H, T>(h, G, sh); };
   o.bytes = [=](shape sh) {
     return static_cast<double>(sh.n()) * sizeof(T) + static_cast<double>(sh.rows * ((sh.cols + 7) / 8)) * 4 +
            param_bytes(s, grid_of(sh, qnum::group_size(G)));
   };
-  o.verify = [=](shape sh) { return check_pack<T>(s, G, sh); };
+  o.verify = [=](shape sh) { return check_pack<H, T>(h, G, sh); };
   ops.push_back(o);
 }
 
-template <class F, class U>
-void add_dequantize(std::vector<op>& ops, const std::string& name, const qnum::scheme<F>& s, qnum::group_shape g) {
+template <class H, class U>
+void add_dequantize(std::vector<op>& ops, const std::string& name, const H& h, qnum::group_shape g) {
+  const auto s = h.get();
   op o;
   o.name = name;
   o.dtype = std::string("->") + type_name<U>();
   o.prepare = [=](shape sh) {
-    QB_CHECK((dev_quantize<F, std::uint16_t>(s, g, sh, false)));
+    QB_CHECK((dev_quantize<H, std::uint16_t>(h, g, sh, false)));
     sync();
   };
-  o.run = [=](shape sh) { return dev_dequantize<F, U>(s, g, sh); };
+  o.run = [=](shape sh) { return dev_dequantize<H, U>(h, g, sh); };
   o.bytes = [=](shape sh) { return static_cast<double>(sh.n()) * (1 + sizeof(U)) + param_bytes(s, grid_of(sh, g)); };
-  o.verify = [=](shape sh) { return check_dequantize<F, U>(s, g, sh); };
+  o.verify = [=](shape sh) { return check_dequantize<H, U>(h, g, sh); };
   ops.push_back(o);
 }
 
-template <class F, class T>
-void add_fake(std::vector<op>& ops, const std::string& name, const qnum::scheme<F>& s, qnum::group_shape g) {
+template <class H, class T>
+void add_fake(std::vector<op>& ops, const std::string& name, const H& h, qnum::group_shape g) {
+  const auto s = h.get();
   op o;
   o.name = name;
   o.dtype = type_name<T>();
-  o.run = [=](shape sh) { return dev_fake<F, T>(s, g, sh); };
+  o.run = [=](shape sh) { return dev_fake<H, T>(h, g, sh); };
   o.bytes = [=](shape sh) { return static_cast<double>(sh.n()) * 2 * sizeof(T); };
-  o.verify = [=](shape sh) { return check_fake<F, T>(s, g, sh); };
+  o.verify = [=](shape sh) { return check_fake<H, T>(h, g, sh); };
   ops.push_back(o);
 }
 
@@ -623,39 +635,49 @@ void add_grad_dequant(std::vector<op>& ops) {
   ops.push_back(o);
 }
 
+// The plain symmetric INT8 scheme of the benchmarks (s = amax / 127), with static storage for fixed_scheme.
+inline constexpr qnum::scheme<qnum::int8> int8_sym = qnum::symmetric_restricted<qnum::int8>();
+
 std::vector<op> make_ops() {
   namespace p = qnum::presets;
   using bf16 = std::uint16_t;
-  const auto int8_sym = qnum::symmetric_restricted<qnum::int8>();
+  using qnum::fixed_scheme;
+  const fixed_scheme<int8_sym> int8s;
+  const fixed_scheme<p::slime_int4_qat> slime;
+  const fixed_scheme<p::ct_w4a16_asym> ct_asym;
+  const fixed_scheme<p::ct_w4a16_sym> ct_sym;
+  const fixed_scheme<p::deepgemm_fp8> dg;
+  const fixed_scheme<p::torchao_int8_sym> ao8;
+  const fixed_scheme<p::te_fp8_current> te;
   const auto g128 = qnum::group_size(128), g32 = qnum::group_size(32);
   std::vector<op> ops;
-  add_quantize<qnum::int8, bf16>(ops, "quantize int8 sym g128", int8_sym, g128);
-  add_quantize<qnum::int8, float>(ops, "quantize int8 sym g128", int8_sym, g128);
-  add_quantize<qnum::int8, bf16>(ops, "quantize int8 sym g32", int8_sym, g32);
-  add_quantize<qnum::int8, float>(ops, "quantize int8 sym g32", int8_sym, g32);
-  add_quantize<qnum::int4, bf16>(ops, "quantize int4 sym g128", p::slime_int4_qat, g128);
-  add_quantize<qnum::int4, float>(ops, "quantize int4 sym g128", p::slime_int4_qat, g128);
-  add_quantize<qnum::int4, bf16>(ops, "quantize int4 sym g32", p::slime_int4_qat, g32);
-  add_quantize<qnum::int4, float>(ops, "quantize int4 sym g32", p::slime_int4_qat, g32);
-  add_quantize<qnum::int4, bf16>(ops, "quantize int4 asym g128 (+zeros)", p::ct_w4a16_asym, g128);
-  add_quantize<qnum::fp8_e4m3, bf16>(ops, "quantize fp8 e4m3 1x128", p::deepgemm_fp8, p::deepseek_act);
-  add_quantize<qnum::fp8_e4m3, float>(ops, "quantize fp8 e4m3 1x128", p::deepgemm_fp8, p::deepseek_act);
-  add_quantize<qnum::fp8_e4m3, bf16>(ops, "quantize fp8 e4m3 128x128", p::deepgemm_fp8, p::deepseek_weight);
-  add_quantize<qnum::fp8_e4m3, float>(ops, "quantize fp8 e4m3 128x128", p::deepgemm_fp8, p::deepseek_weight);
-  add_quantize<qnum::int8, bf16>(ops, "quantize int8 per-row", p::torchao_int8_sym, qnum::per_row());
-  add_quantize<qnum::int8, float>(ops, "quantize int8 per-row", p::torchao_int8_sym, qnum::per_row());
-  add_quantize<qnum::fp8_e4m3, bf16>(ops, "quantize fp8 e4m3 per-tensor (2 pass)", p::te_fp8_current, qnum::per_tensor(), true);
-  add_quantize<qnum::fp8_e4m3, float>(ops, "quantize fp8 e4m3 per-tensor (2 pass)", p::te_fp8_current, qnum::per_tensor(), true);
-  add_pack<bf16>(ops, "w4a16 quantize+pack sym g128", p::ct_w4a16_sym, 128);
-  add_pack<bf16>(ops, "w4a16 quantize+pack asym g128", p::ct_w4a16_asym, 128);
-  add_dequantize<qnum::int8, bf16>(ops, "dequantize int8 sym g128", int8_sym, g128);
-  add_dequantize<qnum::int8, float>(ops, "dequantize int8 sym g128", int8_sym, g128);
-  add_dequantize<qnum::int4, bf16>(ops, "dequantize int4 sym g128", p::slime_int4_qat, g128);
-  add_dequantize<qnum::fp8_e4m3, bf16>(ops, "dequantize fp8 e4m3 1x128", p::deepgemm_fp8, p::deepseek_act);
-  add_fake<qnum::int4, bf16>(ops, "fake quantize int4 g128", p::slime_int4_qat, g128);
-  add_fake<qnum::int4, float>(ops, "fake quantize int4 g128", p::slime_int4_qat, g128);
-  add_fake<qnum::int4, bf16>(ops, "fake quantize int4 g32", p::slime_int4_qat, g32);
-  add_fake<qnum::int4, float>(ops, "fake quantize int4 g32", p::slime_int4_qat, g32);
+  add_quantize<decltype(int8s), bf16>(ops, "quantize int8 sym g128", int8s, g128);
+  add_quantize<decltype(int8s), float>(ops, "quantize int8 sym g128", int8s, g128);
+  add_quantize<decltype(int8s), bf16>(ops, "quantize int8 sym g32", int8s, g32);
+  add_quantize<decltype(int8s), float>(ops, "quantize int8 sym g32", int8s, g32);
+  add_quantize<decltype(slime), bf16>(ops, "quantize int4 sym g128", slime, g128);
+  add_quantize<decltype(slime), float>(ops, "quantize int4 sym g128", slime, g128);
+  add_quantize<decltype(slime), bf16>(ops, "quantize int4 sym g32", slime, g32);
+  add_quantize<decltype(slime), float>(ops, "quantize int4 sym g32", slime, g32);
+  add_quantize<decltype(ct_asym), bf16>(ops, "quantize int4 asym g128 (+zeros)", ct_asym, g128);
+  add_quantize<decltype(dg), bf16>(ops, "quantize fp8 e4m3 1x128", dg, p::deepseek_act);
+  add_quantize<decltype(dg), float>(ops, "quantize fp8 e4m3 1x128", dg, p::deepseek_act);
+  add_quantize<decltype(dg), bf16>(ops, "quantize fp8 e4m3 128x128", dg, p::deepseek_weight);
+  add_quantize<decltype(dg), float>(ops, "quantize fp8 e4m3 128x128", dg, p::deepseek_weight);
+  add_quantize<decltype(ao8), bf16>(ops, "quantize int8 per-row", ao8, qnum::per_row());
+  add_quantize<decltype(ao8), float>(ops, "quantize int8 per-row", ao8, qnum::per_row());
+  add_quantize<decltype(te), bf16>(ops, "quantize fp8 e4m3 per-tensor (2 pass)", te, qnum::per_tensor(), true);
+  add_quantize<decltype(te), float>(ops, "quantize fp8 e4m3 per-tensor (2 pass)", te, qnum::per_tensor(), true);
+  add_pack<decltype(ct_sym), bf16>(ops, "w4a16 quantize+pack sym g128", ct_sym, 128);
+  add_pack<decltype(ct_asym), bf16>(ops, "w4a16 quantize+pack asym g128", ct_asym, 128);
+  add_dequantize<decltype(int8s), bf16>(ops, "dequantize int8 sym g128", int8s, g128);
+  add_dequantize<decltype(int8s), float>(ops, "dequantize int8 sym g128", int8s, g128);
+  add_dequantize<decltype(slime), bf16>(ops, "dequantize int4 sym g128", slime, g128);
+  add_dequantize<decltype(dg), bf16>(ops, "dequantize fp8 e4m3 1x128", dg, p::deepseek_act);
+  add_fake<decltype(slime), bf16>(ops, "fake quantize int4 g128", slime, g128);
+  add_fake<decltype(slime), float>(ops, "fake quantize int4 g128", slime, g128);
+  add_fake<decltype(slime), bf16>(ops, "fake quantize int4 g32", slime, g32);
+  add_fake<decltype(slime), float>(ops, "fake quantize int4 g32", slime, g32);
   add_grad<float>(ops);
   add_grad<bf16>(ops);
   add_grad_dequant(ops);

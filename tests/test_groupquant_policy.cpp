@@ -12,6 +12,8 @@
 #include "qnum/presets.hpp"
 #include "qnum/quantize.hpp"
 #include "qnum/quantize_tensor.hpp"
+#include "qnum/static_scheme.hpp"
+#include "qnum/detail/fast_div.hpp"
 #include "qnum/ste.hpp"
 #include "test_util.hpp"
 
@@ -318,4 +320,96 @@ TEST_CASE("NaN outputs: every NaN a dequantizer writes is the canonical quiet Na
   for (float v : gy) CHECK(float_to_bits(v) == canon);
   qnum::gguf_dequantize_block_q4_0(blk, gy);
   for (float v : gy) CHECK(float_to_bits(v) == canon);
+}
+
+namespace {
+template <class H>
+bool same_scheme(const H&, const qnum::scheme<typename H::format>& b) {
+  constexpr auto a = H::get();  // a constant expression: every field known to the compiler
+  return a.kind == b.kind && a.scale_by == b.scale_by && a.eps_rule == b.eps_rule &&
+         qtest::bits(a.eps) == qtest::bits(b.eps) && a.pow2 == b.pow2 && a.store == b.store &&
+         a.codes_from_stored == b.codes_from_stored && a.x_by == b.x_by && a.work == b.work && a.zero_first == b.zero_first &&
+         a.zero_subtract_first == b.zero_subtract_first;
+}
+}  // namespace
+
+TEST_CASE("fixed_scheme carries every field of its preset; fast_div divides exactly") {
+  namespace p = qnum::presets;
+  using qnum::fixed_scheme;
+  CHECK(same_scheme(fixed_scheme<p::slime_int4_qat>{}, p::slime_int4_qat));
+  CHECK(same_scheme(fixed_scheme<p::slime_int4_checkpoint>{}, p::slime_int4_checkpoint));
+  CHECK(same_scheme(fixed_scheme<p::ct_w4a16_sym_bf16>{}, p::ct_w4a16_sym_bf16));
+  CHECK(same_scheme(fixed_scheme<p::ct_w4a16_asym>{}, p::ct_w4a16_asym));
+  CHECK(same_scheme(fixed_scheme<p::torchao_uint8_asym>{}, p::torchao_uint8_asym));
+  CHECK(same_scheme(fixed_scheme<p::deepgemm_fp8_ue8m0>{}, p::deepgemm_fp8_ue8m0));
+  CHECK(same_scheme(fixed_scheme<p::te_fp8_current>{}, p::te_fp8_current));
+  CHECK(same_scheme(fixed_scheme<p::mxfp4>{}, p::mxfp4));
+  CHECK(same_scheme(fixed_scheme<p::nvfp4>{}, p::nvfp4));
+  static_assert(qnum::is_scheme_holder_v<fixed_scheme<p::nvfp4>> && qnum::is_scheme_holder_v<qnum::runtime_scheme<qnum::int8>> &&
+                    !qnum::is_scheme_holder_v<qnum::scheme<qnum::int8>>,
+                "holders");
+  CHECK(same_scheme(fixed_scheme<p::nvfp4>{}, qnum::as_holder(p::nvfp4).get()));
+
+  // fast_div: edge divisors and dividends, plus pseudo-random pairs, against the hardware division.
+  std::uint64_t bad = 0;
+  for (std::uint32_t k = 0; k < 4000; ++k) {
+    std::uint32_t d = k < 64 ? k + 1 : (qnum::random_bits(41, k) & 0x7FFFFFFFu) % (k < 2000 ? 5000u : 0x7FFFFFFFu) + 1u;
+    if (k == 64) d = 0x7FFFFFFFu;
+    if (k == 65) d = 1u << 30;
+    const qnum::detail::fast_div f(d);
+    const std::uint32_t edge[] = {0u, 1u, d - 1u, d, d + 1u, 2u * d - 1u, 0x7FFFFFFFu, 0x7FFFFFFEu};
+    for (std::uint32_t n : edge)
+      if (n < 0x80000000u && f.div(n) != n / d) ++bad;
+    for (std::uint32_t i = 0; i < 500; ++i) {
+      const std::uint32_t n = qnum::random_bits(42, std::uint64_t{k} * 500u + i) & 0x7FFFFFFFu;
+      if (f.div(n) != n / d) ++bad;
+    }
+  }
+  CHECK(bad == 0);
+}
+
+namespace {
+float hostile(std::uint64_t i) {
+  const std::uint32_t b = qnum::random_bits(9, i);
+  switch (b % 13) {
+    case 0: return qtest::from_bits(0x7FC00000u | (b & 0x80000000u));
+    case 1: return qtest::from_bits(0x7F800000u | (b & 0x80000000u));
+    case 2: return 0.0f;
+    case 3: return qtest::from_bits(b & 0x807FFFFFu);  // subnormal
+    case 4: return qtest::from_bits(b);                // any bits
+    default: return qtest::from_bits((b & 0x8FFFFFFFu) | 0x38000000u);
+  }
+}
+template <class F>
+long device_rne_mismatches(const qnum::scheme<F>& s) {
+  long bad = 0;
+  for (std::uint64_t i = 0; i < 200000; ++i) {
+    qnum::group_stats st;
+    for (std::uint64_t e = 0; e < 4; ++e) qnum::accumulate(st, hostile(i * 8 + e));
+    const qnum::group_params p = qnum::compute_params(s, st, i % 5 == 0 ? 0.001f : 0.0f);
+    float x = hostile(i * 8 + 5);
+    if (i % 7 == 0) x *= 1e30f;
+    if (qnum::quantize_int_value(s, p, x, qnum::rne) != qnum::detail::quantize_int_rne_by_cvt(s, p, x)) ++bad;
+  }
+  return bad;
+}
+}  // namespace
+
+TEST_CASE("the device's nearest-even integer path (round, then clamp the integer) == the definition") {
+  namespace p = qnum::presets;
+  using qnum::work_dtype;
+  CHECK(qnum::detail::f2i_rn_sat(qtest::from_bits(0x7FC00000u)) == 0);
+  CHECK(qnum::detail::f2i_rn_sat(3e9f) == 2147483647);
+  CHECK(qnum::detail::f2i_rn_sat(-3e9f) == -2147483647 - 1);
+  CHECK(qnum::detail::f2i_rn_sat(2.5f) == 2);
+  CHECK(qnum::detail::f2i_rn_sat(-3.5f) == -4);
+  CHECK(device_rne_mismatches(p::slime_int4_qat) == 0);
+  CHECK(device_rne_mismatches(p::slime_int4_checkpoint) == 0);
+  CHECK(device_rne_mismatches(p::ct_w4a16_sym_bf16) == 0);
+  CHECK(device_rne_mismatches(p::ct_w4a16_asym) == 0);
+  CHECK(device_rne_mismatches(p::torchao_int8_sym) == 0);
+  CHECK(device_rne_mismatches(p::torchao_uint4_asym) == 0);
+  CHECK(device_rne_mismatches(qnum::asymmetric<qnum::uint8>().in_work(work_dtype::bf16).zero_before_round()) == 0);
+  CHECK(device_rne_mismatches(qnum::asymmetric<qnum::int4>().in_work(work_dtype::fp16)) == 0);
+  CHECK(device_rne_mismatches(qnum::symmetric_restricted<qnum::int8>().x_multiply().in_work(work_dtype::bf16)) == 0);
 }

@@ -14,6 +14,7 @@
 #include "qnum/presets.hpp"
 #include "qnum/quantize_tensor.hpp"
 #include "qnum/random.hpp"
+#include "qnum/static_scheme.hpp"
 
 namespace {
 
@@ -86,11 +87,16 @@ bool same(const std::vector<T>& dev, const std::vector<T>& host) {
 }
 
 // Host quantize / dequantize / fake_quantize vs the device launchers on one shape; bitwise equal.
-template <class F, class T, class U = float>
-void check_case(const char* name, const qnum::scheme<F>& s, std::int64_t rows, std::int64_t cols, std::int64_t stride,
-                qnum::group_shape groups, bool scratch = false, qnum::tensor_type type = qnum::tensor_type::bf16,
-                bool nvfp4_outer = false) {
+// h: a scheme holder (fixed_scheme: compile-time fields; runtime_scheme: the fallback) for the device side;
+// the host side always takes the plain scheme value.
+template <class H, class T, class U = float>
+void check_holder(const char* name, const H& h, std::int64_t rows, std::int64_t cols, std::int64_t stride,
+                  qnum::group_shape groups, bool scratch = false, qnum::tensor_type type = qnum::tensor_type::bf16,
+                  bool nvfp4_outer = false) {
+  using F = typename H::format;
+  const qnum::scheme<F> s = h.get();
   CAPTURE(name);
+  CAPTURE(H::is_static);
   CAPTURE(rows);
   CAPTURE(cols);
   const qnum::tensor_type in_type = sizeof(T) == 4 ? qnum::tensor_type::fp32 : type;
@@ -126,7 +132,7 @@ void check_case(const char* name, const qnum::scheme<F>& s, std::int64_t rows, s
   const qnum::matrix_view<const T> dv = qnum::view(static_cast<const T*>(din), rows, cols, stride, in_type);
   const qnum::scale_view dsv{dscales, g.nr, g.nc, g.nc, sb};
   const qnum::matrix_view<std::int32_t> dzv = asym ? qnum::view(dzeros, g.nr, g.nc) : qnum::matrix_view<std::int32_t>{};
-  REQUIRE(qnum::cuda::launch_quantize(s, dv, groups, qnum::view(dcodes, rows, cols, cstride), dsv, dzv, qnum::nearest(),
+  REQUIRE(qnum::cuda::launch_quantize(h, dv, groups, qnum::view(dcodes, rows, cols, cstride), dsv, dzv, qnum::nearest(),
                                       outer, nullptr, dscratch) == cudaSuccess);
   REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
   CHECK(same(from_device(dcodes, hcodes.size()), hcodes));
@@ -141,7 +147,7 @@ void check_case(const char* name, const qnum::scheme<F>& s, std::int64_t rows, s
                            qnum::view(static_cast<const std::int32_t*>(hzeros.data()), g.nr, g.nc),
                            qnum::view(hout.data(), rows, cols, ostride, out_type), outer) == qnum::status::ok);
   U* dout = to_device(std::vector<U>(hout.size(), U{}));
-  REQUIRE(qnum::cuda::launch_dequantize(s, qnum::view(static_cast<const std::uint8_t*>(dcodes), rows, cols, cstride), groups,
+  REQUIRE(qnum::cuda::launch_dequantize(h, qnum::view(static_cast<const std::uint8_t*>(dcodes), rows, cols, cstride), groups,
                                         dsv, qnum::view(static_cast<const std::int32_t*>(dzeros), g.nr, g.nc),
                                         qnum::view(dout, rows, cols, ostride, out_type), outer) == cudaSuccess);
   REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
@@ -152,7 +158,7 @@ void check_case(const char* name, const qnum::scheme<F>& s, std::int64_t rows, s
   REQUIRE(qnum::fake_quantize(s, hv, groups, qnum::view(hfq.data(), rows, cols, ostride, out_type), qnum::nearest(), outer) ==
           qnum::status::ok);
   REQUIRE(cudaMemset(dout, 0, hout.size() * sizeof(U)) == cudaSuccess);
-  REQUIRE(qnum::cuda::launch_fake_quantize(s, dv, groups, qnum::view(dout, rows, cols, ostride, out_type), qnum::nearest(),
+  REQUIRE(qnum::cuda::launch_fake_quantize(h, dv, groups, qnum::view(dout, rows, cols, ostride, out_type), qnum::nearest(),
                                            outer, nullptr, dscratch) == cudaSuccess);
   REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
   CHECK(same(from_device(dout, hfq.size()), hfq));
@@ -163,7 +169,7 @@ void check_case(const char* name, const qnum::scheme<F>& s, std::int64_t rows, s
     REQUIRE(qnum::quantize(s, hv, groups, qnum::view(hc2.data(), rows, cols, cstride), hsv, hzv, qnum::stochastic_seed(5),
                            outer) == qnum::status::ok);
     REQUIRE(cudaMemcpy(dcodes, dcodes_init.data(), dcodes_init.size(), cudaMemcpyHostToDevice) == cudaSuccess);
-    REQUIRE(qnum::cuda::launch_quantize(s, dv, groups, qnum::view(dcodes, rows, cols, cstride), dsv, dzv,
+    REQUIRE(qnum::cuda::launch_quantize(h, dv, groups, qnum::view(dcodes, rows, cols, cstride), dsv, dzv,
                                         qnum::stochastic_seed(5), outer, nullptr, dscratch) == cudaSuccess);
     REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
     CHECK(same(from_device(dcodes, hc2.size()), hc2));
@@ -175,6 +181,17 @@ void check_case(const char* name, const qnum::scheme<F>& s, std::int64_t rows, s
   cudaFree(dout);
   if (dscratch) cudaFree(dscratch);
 }
+
+// The run-time scheme on the device (the fallback path).
+template <class F, class T, class U = float>
+void check_case(const char* name, const qnum::scheme<F>& s, std::int64_t rows, std::int64_t cols, std::int64_t stride,
+                qnum::group_shape groups, bool scratch = false, qnum::tensor_type type = qnum::tensor_type::bf16,
+                bool nvfp4_outer = false) {
+  check_holder<qnum::runtime_scheme<F>, T, U>(name, qnum::runtime_scheme<F>{s}, rows, cols, stride, groups, scratch, type,
+                                               nvfp4_outer);
+}
+
+inline constexpr qnum::scheme<qnum::int8> int8_sym = qnum::symmetric_restricted<qnum::int8>();
 
 }  // namespace
 
@@ -334,4 +351,29 @@ TEST_CASE("launchers reject bad arguments without launching") {
   CHECK(cudaDeviceSynchronize() == cudaSuccess);
   cudaFree(d);
   cudaFree(c);
+}
+
+TEST_CASE("fixed_scheme (compile-time fields) == host, every kernel path and element type") {
+  namespace p = qnum::presets;
+  using qnum::fixed_scheme;
+  using qnum::tensor_type;
+  check_holder<fixed_scheme<int8_sym>, std::uint16_t>("int8 sym g128 bf16", fixed_scheme<int8_sym>{}, 9, 300, 304, qnum::group_size(128));
+  check_holder<fixed_scheme<int8_sym>, float, std::uint16_t>("int8 sym g32 fp32 -> bf16", fixed_scheme<int8_sym>{}, 7, 100, 100,
+                                                             qnum::group_size(32));
+  check_holder<fixed_scheme<p::slime_int4_qat>, std::uint16_t, std::uint16_t>("slime g32 bf16", fixed_scheme<p::slime_int4_qat>{},
+                                                                              9, 96, 96, qnum::group_size(32));
+  check_holder<fixed_scheme<p::slime_int4_qat>, std::uint16_t>("slime g32 fp16 in", fixed_scheme<p::slime_int4_qat>{}, 5, 70, 72,
+                                                               qnum::group_size(32), false, tensor_type::fp16);
+  check_holder<fixed_scheme<p::ct_w4a16_asym>, float>("ct asym g128 fp32", fixed_scheme<p::ct_w4a16_asym>{}, 8, 300, 300,
+                                                      p::ct_group128);
+  check_holder<fixed_scheme<p::deepgemm_fp8>, std::uint16_t>("deepgemm 1x128", fixed_scheme<p::deepgemm_fp8>{}, 9, 200, 200,
+                                                             p::deepseek_act);
+  check_holder<fixed_scheme<p::deepgemm_fp8>, float>("deepgemm 128x128 fp32", fixed_scheme<p::deepgemm_fp8>{}, 129, 131, 131,
+                                                     p::deepseek_weight);
+  check_holder<fixed_scheme<p::torchao_int8_sym>, std::uint16_t>("per-row long", fixed_scheme<p::torchao_int8_sym>{}, 3, 5000,
+                                                                 5000, qnum::per_row());
+  check_holder<fixed_scheme<p::te_fp8_current>, float>("te per tensor, two kernels", fixed_scheme<p::te_fp8_current>{}, 33, 1000,
+                                                       1003, qnum::per_tensor(), true);
+  check_holder<fixed_scheme<p::nvfp4>, std::uint16_t>("nvfp4 two-level", fixed_scheme<p::nvfp4>{}, 9, 50, 56, p::nvfp4_block, false,
+                                                      tensor_type::bf16, true);
 }

@@ -1,39 +1,58 @@
 // qnum/cuda/quantize.cuh: device group quantization: in-kernel primitives and ready kernels with launchers (nvcc only).
 //
-// Primitives (call inside your own kernel; the per-element math is quantize.hpp's QNUM_HD functions):
-//   subgroup_reduce<L>(group_stats st, lane)     merge the stats of the L lanes (L = 1, 2, 4, 8, 16, 32)
-//                                                 of an aligned sub-warp group with __shfl_xor_sync; lane
-//                                                 is the lane index in the warp (0..31), passed by the
-//                                                 caller; every lane of the sub-group must call it and
-//                                                 gets the merged stats. Policy = accumulate/merge:
-//                                                 NaN and +-Inf ignored, result independent of order.
-//   subgroup_amax<L>(float amax, lane)           the same for a bare amax (max of non-negative floats)
-//   block_stats<BLOCK>::reduce(storage, st)      block-wide merge through cub::BlockReduce, returned
-//                                                 to every thread of the (1-D) block; syncs the block
-//   then compute_params(scheme, stats[, outer]) and quantize_value / dequantize_value / fake_quant_value.
+// One engine, every choice fixed at compile time. The kernels are templates over
+//   - the scheme: a scheme holder (qnum/static_scheme.hpp): fixed_scheme<S> makes every field a compile-time
+//     constant, so compute_params' decision tree, the storage switch and the zero-point rules fold away;
+//     runtime_scheme<F> carries a scheme<F> value (the fallback; a plain scheme<F> argument means this);
+//   - the input and output element types: float, qnum::bf16 or qnum::fp16 (bits as std::uint16_t in memory);
+//   - the rounding: nearest-even or stochastic;
+//   - the lanes per group (sub-warp width L) and the chunk width V (elements per 16-byte load).
+// The launchers turn the run-time choices (a view's tensor_type, rounding.mode, the group width) into
+// these template arguments once, at their edge. The loops in the kernels are thin: they call the public
+// thread- and warp-level primitives below, which a user can call inside a fused kernel of their own (a
+// GEMM epilogue, a norm + quantize) and get the same bits as the host API.
+//
+// Primitives (device code; the per-element math is quantize.hpp's QNUM_HD functions, so host == device):
+//   fragment_stats(s, v[N])                       group_stats of N register values (NaN/Inf ignored)
+//   subgroup_reduce<L>(s, st, lane)               merge the stats of an aligned L-lane sub-warp group
+//                                                 (__shfl_xor_sync; only amax for symmetric/float schemes)
+//   subgroup_reduce<L>(st, lane), subgroup_amax<L>(amax, lane), block_stats<BLOCK>::reduce(storage, st)
+//   quantize_fragment(s, p, v[N], codes[N])        codes of N values, nearest-even (sm_89+: cvt.satfinite
+//                                                 for FP8), == quantize_value(s, p, v[i])
+//   quantize_fragment_stochastic(s, p, v[N], codes[N], seed, index0)   element index0 + i uses
+//                                                 stochastic(random_bits(seed, index0 + i)), as the host API
+//   fake_quantize_fragment(s, p, v[N])             v[i] = fake_quant_value(s, p, v[i]) in place (nearest-even)
+//   dequantize_fragment(s, p, codes[N], out[N])    out[i] = dequantize_value(s, p, codes[i])
+//   pack_int4x8(codes[8])                          compressed-tensors word: nibble i = (q_i + 8) & 0xF
+//   then compute_params(scheme, stats[, outer]) gives the group's parameters.
+// `s` is a scheme<F> value: pass Holder::get() of a fixed_scheme and the compiler sees constants.
 //
 // Launchers (device pointers in the views; enqueue on `stream`; return cudaErrorInvalidValue without
 // launching for bad shapes/strides/group sizes, null or misaligned pointers, mismatched scale buffers;
 // otherwise the launch error, cudaSuccess for empty tensors). Same views, groups, rounding, outer_scale
 // and bits as the host API in quantize_tensor.hpp (codes one byte per element, scales in scheme.store's
-// type, int32 zero points for asymmetric schemes, padded tail groups as on the host):
-//   launch_quantize(s, in, groups, codes, scales, zeros, rounding, outer, stream, tensor_scratch)
-//   launch_fake_quantize(s, in, groups, out, rounding, outer, stream, tensor_scratch)
-//   launch_dequantize(s, codes, groups, scales, zeros, out, outer, stream)
+// type, int32 zero points for asymmetric schemes, padded tail groups as on the host). `scheme` is a
+// scheme<F> (run-time fields) or a holder (fixed_scheme<...>{} for compile-time fields):
+//   launch_quantize(scheme, in, groups, codes, scales, zeros, rounding, outer, stream, tensor_scratch)
+//   launch_fake_quantize(scheme, in, groups, out, rounding, outer, stream, tensor_scratch)
+//   launch_dequantize(scheme, codes, groups, scales, zeros, out, outer, stream)
 //   launch_tensor_stats(in, stats_out, stream)        per-tensor amax/min/max (3 x uint32, see below)
-//   launch_w4a16_pack(s, w, group, weight_packed, scales, zeros, stream)   bf16/fp16/fp32 [N, K] ->
+//   launch_w4a16_pack(scheme, w, group, weight_packed, scales, zeros, stream)   bf16/fp16/fp32 [N, K] ->
 //       compressed-tensors weight_packed int32 [N, ceil(K/8)] (nibble k%8 of word k/8 = q + 8; unused
 //       high nibbles of the last word 0) + weight_scale [N, ceil(K/G)] (+ signed int32 zero points
 //       [N, ceil(K/G)], asymmetric), one pass; equal to quantize + ct_pack_weight on the host. G % 8 == 0.
 // Inputs: float, or bf16/fp16 bits as std::uint16_t with matrix_view::type (device_view() wraps
-// __nv_bfloat16 / __half pointers). Outputs of dequantize / fake_quantize likewise.
-// Kernel choice: 1xG groups with G <= 32 * (16 / sizeof(T)) * 8 use a sub-warp of L lanes per group
-// (L = next power of two of ceil(G / V), V = 16 / sizeof(T) elements per 16-byte load, at most 32), so
-// G = 16/32/64/128 map to L = 2/4/8/16 (bf16) or 4/8/16/32 (fp32) with one 16-byte load per lane and the
-// group held in registers; other shapes (2-D blocks, long rows) use one 256-thread block per group with
-// cub::BlockReduce. A tensor that is a single group (per_tensor) uses two kernels (stats, then quantize)
-// when tensor_scratch (3 x uint32 of device memory) is given, else one block. Loads are 16-byte vectors
-// where the address is 16-byte aligned and the chunk is whole, scalar otherwise; grid-stride loops.
+// __nv_bfloat16 / __half pointers). Outputs of dequantize / fake_quantize likewise. NaN outputs are the
+// canonical quiet NaN (fp32 0x7FC00000, bf16 0x7FC0, fp16 0x7E00), as on the host.
+// Kernel choice: 1xG groups with G <= 32 * V * 8 (V = 16 / sizeof(element)) use a sub-warp of L lanes per
+// group (L = next power of two of ceil(G / V), at most 32), so G = 16/32/64/128 map to L = 2/4/8/16 (bf16)
+// or 4/8/16/32 (fp32) with one 16-byte load per lane and the group held in registers; other shapes (2-D
+// blocks, long rows) use one 256-thread block per group with cub::BlockReduce. A tensor that is a single
+// group (per_tensor) uses two kernels (stats, then quantize) when tensor_scratch (3 x uint32 of device
+// memory) is given, else one block. Loads are 16-byte vectors when the view is 16-byte aligned with a row
+// stride and group width that keep every chunk aligned (decided once per launch), scalar otherwise; flat
+// group indices are 32-bit (a launch covers at most 2^30 groups; larger tensors take several launches) and
+// map to (row, column) with a multiply-high (detail::fast_div), not a 64-bit division.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -42,13 +61,17 @@
 
 #include <cstdint>
 #include <cub/block/block_reduce.cuh>
+#include <type_traits>
 
 #include "qnum/codec.hpp"
 #include "qnum/config.hpp"
+#include "qnum/cuda/codec_hw.cuh"
+#include "qnum/detail/fast_div.hpp"
 #include "qnum/quantize.hpp"
 #include "qnum/quantize_tensor.hpp"
 #include "qnum/random.hpp"
 #include "qnum/scale.hpp"
+#include "qnum/static_scheme.hpp"
 
 QNUM_BEGIN_NAMESPACE
 namespace cuda {
@@ -63,6 +86,8 @@ __device__ __forceinline__ unsigned subgroup_mask(unsigned lane) {
   return L == 32 ? 0xFFFFFFFFu : (((1u << L) - 1u) << (lane & static_cast<unsigned>(32 - L)));
 }
 
+// Every lane of the sub-group calls it and gets the merged stats. Policy = accumulate/merge: NaN and
+// +-Inf ignored, result independent of order.
 template <int L>
 __device__ __forceinline__ group_stats subgroup_reduce(group_stats st, unsigned lane) {
   const unsigned mask = subgroup_mask<L>(lane);
@@ -86,6 +111,83 @@ __device__ __forceinline__ float subgroup_amax(float amax, unsigned lane) {
     amax = b > amax ? b : amax;
   }
   return amax;
+}
+
+// Whether compute_params reads min/max (asymmetric schemes) or only amax.
+template <class F>
+QNUM_HD constexpr bool needs_min_max(const scheme<F>& s) { return s.kind == scheme_kind::asymmetric; }
+
+// The sub-group merge of what scheme s needs: amax alone (one shuffle a step) unless it is asymmetric.
+template <int L, class F>
+__device__ __forceinline__ group_stats subgroup_reduce(const scheme<F>& s, group_stats st, unsigned lane) {
+  if (needs_min_max(s)) return subgroup_reduce<L>(st, lane);
+  st.amax = subgroup_amax<L>(st.amax, lane);
+  return st;
+}
+
+// Statistics of N register values (accumulate() over them).
+template <class F, int N>
+__device__ __forceinline__ group_stats fragment_stats(const scheme<F>& s, const float (&v)[N]) {
+  group_stats st;
+  if (needs_min_max(s)) {
+#pragma unroll
+    for (int i = 0; i < N; ++i) accumulate(st, v[i]);
+  } else {
+#pragma unroll
+    for (int i = 0; i < N; ++i) {  // accumulate()'s amax alone: |x| of finite x
+      const float a = qnum::detail::abs_bits(v[i]);
+      st.amax = a < qnum::detail::bits_to_float(0x7F800000u) && a > st.amax ? a : st.amax;
+    }
+  }
+  return st;
+}
+
+// quantize_value(s, p, x, rne), with the hardware FP8 conversion where there is one (encode_hw: the same bits).
+template <class F>
+__device__ __forceinline__ code_t<F> quantize_rne(const scheme<F>& s, const group_params& p, float x) {
+  if constexpr (F::is_integer) {
+    return quantize_value(s, p, x, rne);
+  } else {
+    return encode_hw<F>(scaled_value(s, p, x));
+  }
+}
+
+template <class F, int N>
+__device__ __forceinline__ void quantize_fragment(const scheme<F>& s, const group_params& p, const float (&v)[N],
+                                                  std::uint8_t (&codes)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) codes[i] = static_cast<std::uint8_t>(quantize_rne(s, p, v[i]));
+}
+
+template <class F, int N>
+__device__ __forceinline__ void quantize_fragment_stochastic(const scheme<F>& s, const group_params& p, const float (&v)[N],
+                                                             std::uint8_t (&codes)[N], std::uint64_t seed,
+                                                             std::uint64_t index0) {
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+    codes[i] = static_cast<std::uint8_t>(quantize_value(s, p, v[i], stochastic(random_bits(seed, index0 + static_cast<std::uint64_t>(i)))));
+}
+
+template <class F, int N>
+__device__ __forceinline__ void fake_quantize_fragment(const scheme<F>& s, const group_params& p, float (&v)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) v[i] = dequantize_value(s, p, quantize_rne(s, p, v[i]));
+}
+
+template <class F, int N>
+__device__ __forceinline__ void dequantize_fragment(const scheme<F>& s, const group_params& p, const std::uint8_t (&codes)[N],
+                                                    float (&out)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) out[i] = dequantize_value(s, p, codes[i]);
+}
+
+// compressed-tensors pack-quantized word of 8 signed 4-bit codes (two's complement in the low nibble):
+// nibble i = (q_i + 8) & 0xF, element 0 in the lowest nibble.
+__device__ __forceinline__ std::uint32_t pack_int4x8(const std::uint8_t (&codes)[8]) {
+  std::uint32_t w = 0u;
+#pragma unroll
+  for (int i = 0; i < 8; ++i) w |= ((static_cast<std::uint32_t>(codes[i]) + 8u) & 0xFu) << (4 * i);
+  return w;
 }
 
 struct merge_stats_op {
@@ -138,33 +240,70 @@ inline matrix_view<std::uint16_t> device_view(__half* p, std::int64_t rows, std:
 
 namespace detail {
 
-template <class T>
+// ---- element types: float, qnum::bf16, qnum::fp16 (fixed at compile time) --------------------------
+template <class D>
+struct io;
+template <>
+struct io<float> {
+  using storage = float;
+  static constexpr int size = 4;
+  __device__ __forceinline__ static float load(float v) { return v; }
+  // v is a dequantized value: not NaN, or the canonical NaN already.
+  __device__ __forceinline__ static float store(float v) { return v; }
+};
+template <>
+struct io<qnum::bf16> {
+  using storage = std::uint16_t;
+  static constexpr int size = 2;
+  __device__ __forceinline__ static float load(std::uint16_t h) { return __uint_as_float(static_cast<unsigned>(h) << 16); }
+  // to_bf16 for v not NaN or the canonical NaN (which the bit rule maps to 0x7FC0): RNE on the bits,
+  // overflow carries into the exponent and gives Inf.
+  __device__ __forceinline__ static std::uint16_t store(float v) {
+    const unsigned u = __float_as_uint(v);
+    return static_cast<std::uint16_t>((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+  }
+};
+template <>
+struct io<qnum::fp16> {
+  using storage = std::uint16_t;
+  static constexpr int size = 2;
+  __device__ __forceinline__ static float load(std::uint16_t h) { return __half2float(__ushort_as_half(h)); }  // exact
+  // to_fp16: cvt.rn.f16.f32 (RNE, overflow to Inf) with to_fp16's NaN (the hardware's is 0x7FFF).
+  __device__ __forceinline__ static std::uint16_t store(float v) {
+    return qnum::detail::is_nan(v) ? std::uint16_t{0x7E00} : __half_as_ushort(__float2half_rn(v));
+  }
+};
+template <class D>
+using storage_t = typename io<D>::storage;
+
+template <class D>
 struct vec {
-  static constexpr int size = 16 / static_cast<int>(sizeof(T));  // elements per 16-byte load
+  static constexpr int size = 16 / io<D>::size;  // elements per 16-byte load
 };
 
 __device__ __forceinline__ bool aligned(const void* p, unsigned bytes) {
   return (reinterpret_cast<std::uintptr_t>(p) & (bytes - 1u)) == 0;
 }
 
-// n (0..V) elements from p into v[0..n), zeros after; 16-byte loads when whole and aligned.
-template <class T, int V>
-__device__ __forceinline__ void load_chunk(const T* p, tensor_type t, int n, float (&v)[V]) {
-  constexpr int bytes = V * static_cast<int>(sizeof(T));
+// n (0..V) elements from p into v[0..n), zeros after; one or two 16-byte loads when whole and `vec`.
+template <class D, int V>
+__device__ __forceinline__ void load_chunk(const storage_t<D>* p, int n, bool vec, float (&v)[V]) {
+  constexpr int bytes = V * io<D>::size;
   if constexpr (bytes % 16 == 0) {
-    if (n == V && aligned(p, 16)) {
+    if (vec && n == V) {
+      constexpr int per = 16 / io<D>::size;
 #pragma unroll
       for (int k = 0; k < bytes / 16; ++k) {
         const ::uint4 raw = __ldg(reinterpret_cast<const ::uint4*>(p) + k);
         const unsigned w[4] = {raw.x, raw.y, raw.z, raw.w};
-        constexpr int per = 16 / static_cast<int>(sizeof(T));
 #pragma unroll
         for (int i = 0; i < per; ++i) {
-          if constexpr (sizeof(T) == 4) {
+          if constexpr (io<D>::size == 4) {
             v[k * per + i] = __uint_as_float(w[i]);
+          } else if constexpr (std::is_same_v<D, qnum::bf16>) {
+            v[k * per + i] = __uint_as_float(i % 2 ? (w[i / 2] & 0xFFFF0000u) : (w[i / 2] << 16));
           } else {
-            const std::uint16_t h = static_cast<std::uint16_t>(w[i / 2] >> (16 * (i % 2)));
-            v[k * per + i] = qnum::detail::load_elem(&h, t);
+            v[k * per + i] = io<D>::load(static_cast<std::uint16_t>(w[i / 2] >> (16 * (i % 2))));
           }
         }
       }
@@ -172,27 +311,25 @@ __device__ __forceinline__ void load_chunk(const T* p, tensor_type t, int n, flo
     }
   }
 #pragma unroll
-  for (int i = 0; i < V; ++i) v[i] = i < n ? qnum::detail::load_elem(p + i, t) : 0.0f;
+  for (int i = 0; i < V; ++i) v[i] = i < n ? io<D>::load(p[i]) : 0.0f;
 }
 
-// v[0..n) to p (fp32, or bf16/fp16 RNE); 16-byte stores when whole and aligned.
-template <class T, int V>
-__device__ __forceinline__ void store_chunk(T* p, tensor_type t, int n, const float (&v)[V]) {
-  constexpr int bytes = V * static_cast<int>(sizeof(T));
+// v[0..n) to p; 16-byte stores when whole and `vec`. v holds dequantized values (see io<D>::store).
+template <class D, int V>
+__device__ __forceinline__ void store_chunk(storage_t<D>* p, int n, bool vec, const float (&v)[V]) {
+  constexpr int bytes = V * io<D>::size;
   if constexpr (bytes % 16 == 0) {
-    if (n == V && aligned(p, 16)) {
-      constexpr int per = 16 / static_cast<int>(sizeof(T));
+    if (vec && n == V) {
+      constexpr int per = 16 / io<D>::size;
 #pragma unroll
       for (int k = 0; k < bytes / 16; ++k) {
         unsigned w[4] = {0u, 0u, 0u, 0u};
 #pragma unroll
         for (int i = 0; i < per; ++i) {
-          if constexpr (sizeof(T) == 4) {
+          if constexpr (io<D>::size == 4) {
             w[i] = __float_as_uint(v[k * per + i]);
           } else {
-            std::uint16_t h;
-            qnum::detail::store_elem(&h, t, v[k * per + i]);
-            w[i / 2] |= static_cast<unsigned>(h) << (16 * (i % 2));
+            w[i / 2] |= static_cast<unsigned>(io<D>::store(v[k * per + i])) << (16 * (i % 2));
           }
         }
         reinterpret_cast<::uint4*>(p)[k] = make_uint4(w[0], w[1], w[2], w[3]);
@@ -202,27 +339,22 @@ __device__ __forceinline__ void store_chunk(T* p, tensor_type t, int n, const fl
   }
 #pragma unroll
   for (int i = 0; i < V; ++i)
-    if (i < n) qnum::detail::store_elem(p + i, t, v[i]);
+    if (i < n) p[i] = io<D>::store(v[i]);
 }
 
-// n (0..V, V = 4 or 8) code bytes; one 4- or 8-byte store when whole and aligned.
+// n (0..V) code bytes; one 4-, 8- or 16-byte store when whole and `vec`.
 template <int V>
-__device__ __forceinline__ void store_codes(std::uint8_t* p, int n, const std::uint8_t (&c)[V]) {
-  if (n == V && aligned(p, V)) {
-    if constexpr (V == 8) {
-      unsigned lo = 0u, hi = 0u;
+__device__ __forceinline__ void store_codes(std::uint8_t* p, int n, bool vec, const std::uint8_t (&c)[V]) {
+  if constexpr (V == 4 || V == 8 || V == 16) {
+    if (vec && n == V) {
+      unsigned w[V / 4];
 #pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        lo |= static_cast<unsigned>(c[i]) << (8 * i);
-        hi |= static_cast<unsigned>(c[i + 4]) << (8 * i);
-      }
-      *reinterpret_cast<uint2*>(p) = make_uint2(lo, hi);
-      return;
-    } else if constexpr (V == 4) {
-      unsigned w = 0u;
-#pragma unroll
-      for (int i = 0; i < 4; ++i) w |= static_cast<unsigned>(c[i]) << (8 * i);
-      *reinterpret_cast<unsigned*>(p) = w;
+      for (int k = 0; k < V / 4; ++k)
+        w[k] = static_cast<unsigned>(c[4 * k]) | (static_cast<unsigned>(c[4 * k + 1]) << 8) |
+               (static_cast<unsigned>(c[4 * k + 2]) << 16) | (static_cast<unsigned>(c[4 * k + 3]) << 24);
+      if constexpr (V == 4) *reinterpret_cast<unsigned*>(p) = w[0];
+      else if constexpr (V == 8) *reinterpret_cast<uint2*>(p) = make_uint2(w[0], w[1]);
+      else *reinterpret_cast<::uint4*>(p) = make_uint4(w[0], w[1], w[2], w[3]);
       return;
     }
   }
@@ -231,96 +363,140 @@ __device__ __forceinline__ void store_codes(std::uint8_t* p, int n, const std::u
     if (i < n) p[i] = c[i];
 }
 
+// n (0..V) code bytes from p, zeros after; one load when whole and `vec`.
+template <int V>
+__device__ __forceinline__ void load_codes(const std::uint8_t* p, int n, bool vec, std::uint8_t (&c)[V]) {
+  static_assert(V == 8 || V == 16, "8 or 16 codes");
+  if (vec && n == V) {
+    unsigned w[V / 4];
+    if constexpr (V == 8) {
+      const uint2 r = *reinterpret_cast<const uint2*>(p);
+      w[0] = r.x;
+      w[1] = r.y;
+    } else {
+      const ::uint4 r = *reinterpret_cast<const ::uint4*>(p);
+      w[0] = r.x;
+      w[1] = r.y;
+      w[2] = r.z;
+      w[3] = r.w;
+    }
+#pragma unroll
+    for (int i = 0; i < V; ++i) c[i] = static_cast<std::uint8_t>(w[i / 4] >> (8 * (i % 4)));
+    return;
+  }
+#pragma unroll
+  for (int i = 0; i < V; ++i) c[i] = i < n ? p[i] : std::uint8_t{0};
+}
+
 enum class emit : int { codes, fake, packed };
 
-// Everything a kernel needs (by value).
-template <class F, class T, class U>
+// Everything a kernel needs (by value). Sch: a scheme holder; In/Out: float, qnum::bf16, qnum::fp16.
+template <class Sch, class In, class Out>
 struct job {
-  scheme<F> s;
-  matrix_view<const T> in;
+  Sch sch;
+  const storage_t<In>* in = nullptr;
+  std::int64_t rows = 0, cols = 0, in_stride = 0;
   std::int64_t gr = 1, gc = 1, nr = 0, nc = 0;
-  matrix_view<std::uint8_t> codes;        // emit::codes
-  matrix_view<U> out;                      // emit::fake
-  std::uint32_t* packed = nullptr;         // emit::packed, row stride packed_stride words
+  std::uint8_t* codes = nullptr;            // emit::codes
+  std::int64_t codes_stride = 0;
+  storage_t<Out>* out = nullptr;            // emit::fake
+  std::int64_t out_stride = 0;
+  std::uint32_t* packed = nullptr;          // emit::packed
   std::int64_t packed_stride = 0;
-  scale_view scales;                       // codes, packed
-  matrix_view<std::int32_t> zeros;         // asymmetric
-  rounding rd;
+  void* scales = nullptr;                   // codes, packed (elements of the scheme's storage)
+  std::int64_t scales_stride = 0;
+  std::int32_t* zeros = nullptr;            // asymmetric
+  std::int64_t zeros_stride = 0;
+  std::uint64_t seed = 0;                   // stochastic rounding: element (row0 + r, c) of the tensor
+  std::int64_t row0 = 0;
   float outer = 0.0f;
   const std::uint32_t* tensor_stats = nullptr;  // per-tensor path
+  bool vec_in = false, vec_out = false;      // every whole chunk 16-byte (in/out) and V-byte (codes) aligned
+  std::uint32_t groups = 0;                  // groups in this launch (<= 2^30)
+  qnum::detail::fast_div div_nc;                          // flat group index -> (row of groups, group column)
 };
 
-template <class F, class T, class U>
-__device__ __forceinline__ void write_group_params(const job<F, T, U>& j, std::int64_t bi, std::int64_t bj,
+template <class S>
+__device__ __forceinline__ void write_scale_code(const S& s, void* scales, std::int64_t k, std::uint32_t code) {
+  const int b = scale_bytes(s.store);
+  if (b == 4) static_cast<std::uint32_t*>(scales)[k] = code;
+  else if (b == 2) static_cast<std::uint16_t*>(scales)[k] = static_cast<std::uint16_t>(code);
+  else static_cast<std::uint8_t*>(scales)[k] = static_cast<std::uint8_t>(code);
+}
+template <class S>
+__device__ __forceinline__ std::uint32_t read_scale_code(const S& s, const void* scales, std::int64_t k) {
+  const int b = scale_bytes(s.store);
+  if (b == 4) return static_cast<const std::uint32_t*>(scales)[k];
+  if (b == 2) return static_cast<const std::uint16_t*>(scales)[k];
+  return static_cast<const std::uint8_t*>(scales)[k];
+}
+
+template <class Sch, class In, class Out, class S>
+__device__ __forceinline__ void write_group_params(const job<Sch, In, Out>& j, const S& s, std::int64_t bi, std::int64_t bj,
                                                    const group_params& p) {
-  qnum::detail::write_scale(j.scales, bi, bj, p.scale_code);
-  if (j.s.kind == scheme_kind::asymmetric) j.zeros.data[bi * j.zeros.row_stride + bj] = p.zero;
+  write_scale_code(s, j.scales, bi * j.scales_stride + bj, p.scale_code);
+  if (s.kind == scheme_kind::asymmetric) j.zeros[bi * j.zeros_stride + bj] = p.zero;
 }
 
 // Emit the chunk of n elements at (r, c) of values v with parameters p.
-template <emit E, class F, class T, class U, int V>
-__device__ __forceinline__ void emit_chunk(const job<F, T, U>& j, const group_params& p, std::int64_t r, std::int64_t c,
-                                           int n, const float (&v)[V]) {
-  const std::int64_t idx0 = r * j.in.cols + c;
+template <emit E, bool Stoch, class Sch, class In, class Out, class S, int V>
+__device__ __forceinline__ void emit_chunk(const job<Sch, In, Out>& j, const S& s, const group_params& p, std::int64_t r,
+                                           std::int64_t c, int n, float (&v)[V]) {
+  const std::uint64_t idx0 = static_cast<std::uint64_t>((j.row0 + r) * j.cols + c);
   if constexpr (E == emit::packed) {
-    static_assert(V == 8 && F::bits == 4 && F::is_signed, "W4A16 packing: signed 4-bit, 8 elements per word");
-    std::uint32_t word = 0u;
-#pragma unroll
-    for (int i = 0; i < V; ++i) {
-      if (i < n) {
-        const int q = j.rd.mode == rounding_mode::stochastic
-                          ? quantize_int_value(j.s, p, v[i], stochastic(random_bits(j.rd.seed, static_cast<std::uint64_t>(idx0 + i))))
-                          : quantize_int_value(j.s, p, v[i], rne);
-        word |= static_cast<std::uint32_t>((q + 8) & 0xF) << (4 * i);
-      }
-    }
+    static_assert(V == 8, "W4A16 packing: 8 elements per word");
+    std::uint8_t cb[V];
+    if constexpr (Stoch) quantize_fragment_stochastic(s, p, v, cb, j.seed, idx0);
+    else quantize_fragment(s, p, v, cb);
+    std::uint32_t word = pack_int4x8(cb);
+    if (n < V) word &= (1u << (4 * n)) - 1u;  // unused high nibbles of the last word: 0
     j.packed[r * j.packed_stride + c / 8] = word;
   } else if constexpr (E == emit::codes) {
     std::uint8_t cb[V];
-#pragma unroll
-    for (int i = 0; i < V; ++i) cb[i] = static_cast<std::uint8_t>(qnum::detail::quantize_with(j.s, p, v[i], j.rd, idx0 + i));
-    if constexpr (V == 4 || V == 8) {
-      store_codes<V>(j.codes.data + r * j.codes.row_stride + c, n, cb);
-    } else {
-      for (int i = 0; i < n; ++i) j.codes.data[r * j.codes.row_stride + c + i] = cb[i];
-    }
+    if constexpr (Stoch) quantize_fragment_stochastic(s, p, v, cb, j.seed, idx0);
+    else quantize_fragment(s, p, v, cb);
+    store_codes<V>(j.codes + r * j.codes_stride + c, n, j.vec_out, cb);
   } else {
-    float o[V];
+    if constexpr (Stoch) {
 #pragma unroll
-    for (int i = 0; i < V; ++i) o[i] = dequantize_value(j.s, p, qnum::detail::quantize_with(j.s, p, v[i], j.rd, idx0 + i));
-    store_chunk<U, V>(j.out.data + r * j.out.row_stride + c, j.out.type, n, o);
+      for (int i = 0; i < V; ++i)
+        v[i] = dequantize_value(s, p, quantize_value(s, p, v[i], stochastic(random_bits(j.seed, idx0 + static_cast<std::uint64_t>(i)))));
+    } else {
+      fake_quantize_fragment(s, p, v);
+    }
+    store_chunk<Out, V>(j.out + r * j.out_stride + c, n, j.vec_out, v);
   }
 }
 
-// 1xG groups along rows; L lanes per group, chunks of V elements; grid-stride over groups.
-template <emit E, int L, class F, class T, class U>
-__global__ void __launch_bounds__(256) rows_kernel(job<F, T, U> j) {
-  constexpr int V = E == emit::packed ? 8 : vec<T>::size;
+// 1xG groups along rows; L lanes per group, chunks of V elements; grid-stride over groups (32-bit).
+template <emit E, int L, bool Stoch, class Sch, class In, class Out>
+__global__ void __launch_bounds__(256) rows_kernel(const job<Sch, In, Out> j) {
+  constexpr int V = E == emit::packed ? 8 : vec<In>::size;
+  const auto s = j.sch.get();
   const unsigned lane = threadIdx.x & 31u;
-  const int sub = static_cast<int>(threadIdx.x % L);
-  const std::int64_t per_block = blockDim.x / L;
-  const std::int64_t total = j.nr * j.nc;
+  const unsigned sub = threadIdx.x % L;
+  constexpr unsigned per_block = 256 / L;
   const bool single = j.gc <= static_cast<std::int64_t>(L) * V;  // one chunk per lane: stay in registers
-  for (std::int64_t g = blockIdx.x * per_block + threadIdx.x / L; g < total; g += gridDim.x * per_block) {
-    const std::int64_t r = g / j.nc, bj = g % j.nc;
+  for (std::uint32_t g = blockIdx.x * per_block + threadIdx.x / L; g < j.groups; g += gridDim.x * per_block) {
+    const std::uint32_t r32 = j.div_nc.div(g);
+    const std::int64_t r = r32, bj = g - r32 * static_cast<std::uint32_t>(j.nc);
     const std::int64_t c0 = bj * j.gc;
-    const std::int64_t c1 = c0 + j.gc < j.in.cols ? c0 + j.gc : j.in.cols;
-    const T* row = j.in.data + r * j.in.row_stride;
+    const std::int64_t c1 = c0 + j.gc < j.cols ? c0 + j.gc : j.cols;
+    const storage_t<In>* row = j.in + r * j.in_stride;
     group_stats st;
     float v[V];
     for (std::int64_t c = c0 + static_cast<std::int64_t>(sub) * V; c < c1; c += static_cast<std::int64_t>(L) * V) {
       const int n = c1 - c < V ? static_cast<int>(c1 - c) : V;
-      load_chunk<T, V>(row + c, j.in.type, n, v);
-#pragma unroll
-      for (int i = 0; i < V; ++i) accumulate(st, v[i]);
+      load_chunk<In, V>(row + c, n, j.vec_in, v);
+      st = merge(st, fragment_stats(s, v));
     }
-    st = subgroup_reduce<L>(st, lane);
-    const group_params p = compute_params(j.s, st, j.outer);
-    if (E != emit::fake && sub == 0) write_group_params(j, r, bj, p);
+    st = subgroup_reduce<L>(s, st, lane);
+    const group_params p = compute_params(s, st, j.outer);
+    if (E != emit::fake && sub == 0) write_group_params(j, s, r, bj, p);
     for (std::int64_t c = c0 + static_cast<std::int64_t>(sub) * V; c < c1; c += static_cast<std::int64_t>(L) * V) {
       const int n = c1 - c < V ? static_cast<int>(c1 - c) : V;
-      if (!single) load_chunk<T, V>(row + c, j.in.type, n, v);
-      emit_chunk<E>(j, p, r, c, n, v);
+      if (!single) load_chunk<In, V>(row + c, n, j.vec_in, v);
+      emit_chunk<E, Stoch>(j, s, p, r, c, n, v);
     }
   }
 }
@@ -328,16 +504,17 @@ __global__ void __launch_bounds__(256) rows_kernel(job<F, T, U> j) {
 constexpr int block_threads = 256;
 
 // Any RxC groups: one block per group (grid-stride), chunks of V elements along each row of the group.
-template <emit E, class F, class T, class U>
-__global__ void __launch_bounds__(block_threads) block_kernel(job<F, T, U> j) {
-  constexpr int V = vec<T>::size;
+template <emit E, bool Stoch, class Sch, class In, class Out>
+__global__ void __launch_bounds__(block_threads) block_kernel(const job<Sch, In, Out> j) {
+  constexpr int V = vec<In>::size;
+  const auto s = j.sch.get();
   __shared__ typename block_stats<block_threads>::storage ts;
-  const std::int64_t total = j.nr * j.nc;
-  for (std::int64_t g = blockIdx.x; g < total; g += gridDim.x) {
-    const std::int64_t bi = g / j.nc, bj = g % j.nc;
+  for (std::uint32_t g = blockIdx.x; g < j.groups; g += gridDim.x) {
+    const std::uint32_t bi32 = j.div_nc.div(g);
+    const std::int64_t bi = bi32, bj = g - bi32 * static_cast<std::uint32_t>(j.nc);
     const std::int64_t r0 = bi * j.gr, c0 = bj * j.gc;
-    const std::int64_t r1 = r0 + j.gr < j.in.rows ? r0 + j.gr : j.in.rows;
-    const std::int64_t c1 = c0 + j.gc < j.in.cols ? c0 + j.gc : j.in.cols;
+    const std::int64_t r1 = r0 + j.gr < j.rows ? r0 + j.gr : j.rows;
+    const std::int64_t c1 = c0 + j.gc < j.cols ? c0 + j.gc : j.cols;
     const std::int64_t cpr = (c1 - c0 + V - 1) / V;
     const std::int64_t nch = (r1 - r0) * cpr;
     group_stats st;
@@ -345,37 +522,38 @@ __global__ void __launch_bounds__(block_threads) block_kernel(job<F, T, U> j) {
     for (std::int64_t ch = threadIdx.x; ch < nch; ch += block_threads) {
       const std::int64_t r = r0 + ch / cpr, c = c0 + (ch % cpr) * V;
       const int n = c1 - c < V ? static_cast<int>(c1 - c) : V;
-      load_chunk<T, V>(j.in.data + r * j.in.row_stride + c, j.in.type, n, v);
-#pragma unroll
-      for (int i = 0; i < V; ++i) accumulate(st, v[i]);
+      load_chunk<In, V>(j.in + r * j.in_stride + c, n, j.vec_in, v);
+      st = merge(st, fragment_stats(s, v));
     }
     st = block_stats<block_threads>::reduce(ts, st);
-    const group_params p = compute_params(j.s, st, j.outer);
-    if (E != emit::fake && threadIdx.x == 0) write_group_params(j, bi, bj, p);
+    const group_params p = compute_params(s, st, j.outer);
+    if (E != emit::fake && threadIdx.x == 0) write_group_params(j, s, bi, bj, p);
     for (std::int64_t ch = threadIdx.x; ch < nch; ch += block_threads) {
       const std::int64_t r = r0 + ch / cpr, c = c0 + (ch % cpr) * V;
       const int n = c1 - c < V ? static_cast<int>(c1 - c) : V;
-      load_chunk<T, V>(j.in.data + r * j.in.row_stride + c, j.in.type, n, v);
-      emit_chunk<E>(j, p, r, c, n, v);
+      load_chunk<In, V>(j.in + r * j.in_stride + c, n, j.vec_in, v);
+      emit_chunk<E, Stoch>(j, s, p, r, c, n, v);
     }
   }
 }
 
 // Per-tensor statistics into stats[0..3) = bits of amax, |min|, max (non-negative floats: unsigned max
 // is float max). stats must be zeroed first.
-template <class T>
-__global__ void __launch_bounds__(block_threads) tensor_stats_kernel(matrix_view<const T> in, std::uint32_t* stats) {
-  constexpr int V = vec<T>::size;
+template <class In>
+__global__ void __launch_bounds__(block_threads) tensor_stats_kernel(const storage_t<In>* in, std::int64_t rows,
+                                                                     std::int64_t cols, std::int64_t stride, bool vec_in,
+                                                                     std::uint32_t* stats) {
+  constexpr int V = vec<In>::size;
   __shared__ typename block_stats<block_threads>::storage ts;
-  const std::int64_t cpr = (in.cols + V - 1) / V;
-  const std::int64_t nch = in.rows * cpr;
+  const std::int64_t cpr = (cols + V - 1) / V;
+  const std::int64_t nch = rows * cpr;
   group_stats st;
   float v[V];
   for (std::int64_t ch = blockIdx.x * static_cast<std::int64_t>(block_threads) + threadIdx.x; ch < nch;
        ch += static_cast<std::int64_t>(gridDim.x) * block_threads) {
     const std::int64_t r = ch / cpr, c = (ch % cpr) * V;
-    const int n = in.cols - c < V ? static_cast<int>(in.cols - c) : V;
-    load_chunk<T, V>(in.data + r * in.row_stride + c, in.type, n, v);
+    const int n = cols - c < V ? static_cast<int>(cols - c) : V;
+    load_chunk<In, V>(in + r * stride + c, n, vec_in, v);
 #pragma unroll
     for (int i = 0; i < V; ++i) accumulate(st, v[i]);
   }
@@ -396,65 +574,78 @@ __device__ __forceinline__ group_stats stats_from_bits(const std::uint32_t* s) {
 }
 
 // Second pass of the per-tensor path: one group = the tensor; params from the tensor statistics.
-template <emit E, class F, class T, class U>
-__global__ void __launch_bounds__(block_threads) tensor_quantize_kernel(job<F, T, U> j) {
-  constexpr int V = vec<T>::size;
-  const group_params p = compute_params(j.s, stats_from_bits(j.tensor_stats), j.outer);
-  if (E != emit::fake && blockIdx.x == 0 && threadIdx.x == 0) write_group_params(j, 0, 0, p);
-  const std::int64_t cpr = (j.in.cols + V - 1) / V;
-  const std::int64_t nch = j.in.rows * cpr;
+template <emit E, bool Stoch, class Sch, class In, class Out>
+__global__ void __launch_bounds__(block_threads) tensor_quantize_kernel(const job<Sch, In, Out> j) {
+  constexpr int V = vec<In>::size;
+  const auto s = j.sch.get();
+  const group_params p = compute_params(s, stats_from_bits(j.tensor_stats), j.outer);
+  if (E != emit::fake && blockIdx.x == 0 && threadIdx.x == 0) write_group_params(j, s, 0, 0, p);
+  const std::int64_t cpr = (j.cols + V - 1) / V;
+  const std::int64_t nch = j.rows * cpr;
   float v[V];
   for (std::int64_t ch = blockIdx.x * static_cast<std::int64_t>(block_threads) + threadIdx.x; ch < nch;
        ch += static_cast<std::int64_t>(gridDim.x) * block_threads) {
     const std::int64_t r = ch / cpr, c = (ch % cpr) * V;
-    const int n = j.in.cols - c < V ? static_cast<int>(j.in.cols - c) : V;
-    load_chunk<T, V>(j.in.data + r * j.in.row_stride + c, j.in.type, n, v);
-    emit_chunk<E>(j, p, r, c, n, v);
+    const int n = j.cols - c < V ? static_cast<int>(j.cols - c) : V;
+    load_chunk<In, V>(j.in + r * j.in_stride + c, n, j.vec_in, v);
+    emit_chunk<E, Stoch>(j, s, p, r, c, n, v);
   }
 }
 
-// Dequantize: element-wise over chunks of 8 codes; each element rebuilds its group's parameters.
-template <class F, class U>
-__global__ void __launch_bounds__(block_threads) dequantize_kernel(scheme<F> s, matrix_view<const std::uint8_t> codes,
-                                                                   std::int64_t gr, std::int64_t gc, scale_view scales,
-                                                                   matrix_view<const std::int32_t> zeros,
-                                                                   matrix_view<U> out, float outer) {
+// Everything the dequantize kernel needs (by value).
+template <class Sch, class Out>
+struct dq_job {
+  Sch sch;
+  const std::uint8_t* codes = nullptr;
+  std::int64_t codes_stride = 0;
+  std::int64_t rows = 0, cols = 0, gr = 1, gc = 1;
+  const void* scales = nullptr;
+  std::int64_t scales_stride = 0;
+  const std::int32_t* zeros = nullptr;
+  std::int64_t zeros_stride = 0;
+  storage_t<Out>* out = nullptr;
+  std::int64_t out_stride = 0;
+  float outer = 0.0f;
+  bool vec_codes = false, vec_out = false;  // every whole chunk aligned (codes 8 bytes, out 16 bytes)
+  bool chunk_in_group = false;             // gc % 8 == 0: a chunk of 8 never crosses a group
+};
+
+// Dequantize: element-wise over chunks of 8 codes; a chunk inside one group rebuilds its parameters once.
+template <class Sch, class Out>
+__global__ void __launch_bounds__(block_threads) dequantize_kernel(const dq_job<Sch, Out> j) {
   constexpr int V = 8;
+  const auto s = j.sch.get();
   const bool asym = s.kind == scheme_kind::asymmetric;
-  const std::int64_t cpr = (out.cols + V - 1) / V;
-  const std::int64_t nch = out.rows * cpr;
+  const std::int64_t cpr = (j.cols + V - 1) / V;
+  const std::int64_t nch = j.rows * cpr;
   for (std::int64_t ch = blockIdx.x * static_cast<std::int64_t>(block_threads) + threadIdx.x; ch < nch;
        ch += static_cast<std::int64_t>(gridDim.x) * block_threads) {
     const std::int64_t r = ch / cpr, c = (ch % cpr) * V;
-    const int n = out.cols - c < V ? static_cast<int>(out.cols - c) : V;
-    const std::uint8_t* cp = codes.data + r * codes.row_stride + c;
+    const int n = j.cols - c < V ? static_cast<int>(j.cols - c) : V;
     std::uint8_t cb[V];
-    if (n == V && aligned(cp, 8)) {
-      const uint2 w = *reinterpret_cast<const uint2*>(cp);
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        cb[i] = static_cast<std::uint8_t>(w.x >> (8 * i));
-        cb[i + 4] = static_cast<std::uint8_t>(w.y >> (8 * i));
-      }
-    } else {
-#pragma unroll
-      for (int i = 0; i < V; ++i) cb[i] = i < n ? cp[i] : std::uint8_t{0};
-    }
-    const std::int64_t bi = r / gr;
+    load_codes<V>(j.codes + r * j.codes_stride + c, n, j.vec_codes, cb);
+    const std::int64_t bi = r / j.gr;
     float o[V];
-    std::int64_t cur = -1;
-    group_params p;
+    if (j.chunk_in_group) {
+      const std::int64_t bj = c / j.gc;
+      const group_params p = qnum::detail::params_from_stored(s, read_scale_code(s, j.scales, bi * j.scales_stride + bj),
+                                                              asym ? j.zeros[bi * j.zeros_stride + bj] : 0, j.outer);
+      dequantize_fragment(s, p, cb, o);
+    } else {
+      std::int64_t cur = -1;
+      group_params p;
 #pragma unroll
-    for (int i = 0; i < V; ++i) {
-      const std::int64_t bj = (c + i) / gc;
-      if (i < n && bj != cur) {
-        cur = bj;
-        p = qnum::detail::params_from_stored(s, qnum::detail::read_scale(scales, bi, bj),
-                                             asym ? zeros.data[bi * zeros.row_stride + bj] : 0, outer);
+      for (int i = 0; i < V; ++i) {
+        const std::int64_t bj = (c + i) / j.gc;
+        if (i < n && bj != cur) {
+          cur = bj;
+          p = qnum::detail::params_from_stored(s, read_scale_code(s, j.scales, bi * j.scales_stride + bj),
+                                               asym ? j.zeros[bi * j.zeros_stride + bj] : 0, j.outer);
+        }
+        o[i] = i < n ? dequantize_value(s, p, cb[i]) : 0.0f;
       }
-      o[i] = i < n ? dequantize_value(s, p, cb[i]) : 0.0f;
     }
-    store_chunk<U, V>(out.data + r * out.row_stride + c, out.type, n, o);
+    store_chunk<Out, V>(j.out + r * j.out_stride + c, n, j.vec_out, o);
   }
 }
 
@@ -471,82 +662,151 @@ inline int lanes_for(std::int64_t gc, int v) {
 }
 
 // Largest 1xG group handled by a sub-warp (8 chunks per lane); longer rows go to a block per group.
-template <class T>
-constexpr std::int64_t subwarp_max_group() { return 32 * vec<T>::size * 8; }
+template <class D>
+constexpr std::int64_t subwarp_max_group() { return 32 * vec<D>::size * 8; }
 
 template <class T>
 inline bool elem_aligned(const T* p) { return (reinterpret_cast<std::uintptr_t>(p) % alignof(T)) == 0; }
+inline bool addr_aligned(const void* p, std::uintptr_t bytes) { return (reinterpret_cast<std::uintptr_t>(p) % bytes) == 0; }
 
-template <class F, class T, class U>
-cudaError_t check_in(const scheme<F>& s, matrix_view<const T> in, group_shape groups, job<F, T, U>& j) {
+// Most groups one launch covers: flat group indices (and their lane offsets) stay below 2^31.
+constexpr std::int64_t max_groups_per_launch = std::int64_t{1} << 30;
+
+// Validate the input view and group grid into j (any Out).
+template <class Sch, class In, class Out, class T>
+cudaError_t prepare_in(matrix_view<const T> in, group_shape groups, job<Sch, In, Out>& j) {
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, std::uint16_t>, "inputs: float or 16-bit bits");
   if (qnum::detail::check_view(in) != status::ok) return cudaErrorInvalidValue;
   if (in.rows > 0 && in.cols > 0 && !elem_aligned(in.data)) return cudaErrorInvalidValue;
-  if (sizeof(T) == 2 && in.type == tensor_type::fp32) return cudaErrorInvalidValue;
   qnum::detail::grid g;
   if (qnum::detail::make_grid(in.rows, in.cols, groups, g) != status::ok) return cudaErrorInvalidValue;
-  j.s = s;
-  j.in = in;
+  j.in = reinterpret_cast<const storage_t<In>*>(in.data);
+  j.rows = in.rows;
+  j.cols = in.cols;
+  j.in_stride = in.row_stride;
   j.gr = g.gr;
   j.gc = g.gc;
   j.nr = g.nr;
   j.nc = g.nc;
+  constexpr int V = vec<In>::size;
+  j.vec_in = addr_aligned(in.data, 16) && (in.rows <= 1 || in.row_stride % V == 0) && g.gc % V == 0;
   return cudaSuccess;
 }
 
-template <class F, class T, class U>
-cudaError_t check_scales(job<F, T, U>& j, scale_view scales, matrix_view<std::int32_t> zeros) {
+template <class Sch, class In, class Out>
+cudaError_t prepare_scales(job<Sch, In, Out>& j, scale_view scales, matrix_view<std::int32_t> zeros) {
+  const auto s = j.sch.get();
   qnum::detail::grid g;
   g.gr = j.gr; g.gc = j.gc; g.nr = j.nr; g.nc = j.nc;
-  if (qnum::detail::check_scales(scales, g, scale_bytes(j.s.store)) != status::ok) return cudaErrorInvalidValue;
-  if (qnum::detail::check_zeros(zeros, g, j.s.kind == scheme_kind::asymmetric) != status::ok) return cudaErrorInvalidValue;
+  if (qnum::detail::check_scales(scales, g, scale_bytes(s.store)) != status::ok) return cudaErrorInvalidValue;
+  if (qnum::detail::check_zeros(zeros, g, s.kind == scheme_kind::asymmetric) != status::ok) return cudaErrorInvalidValue;
   if ((reinterpret_cast<std::uintptr_t>(scales.data) % static_cast<unsigned>(scales.elem_bytes)) != 0) return cudaErrorInvalidValue;
   if (zeros.data != nullptr && !elem_aligned(zeros.data)) return cudaErrorInvalidValue;
-  j.scales = scales;
-  j.zeros = zeros;
+  j.scales = scales.data;
+  j.scales_stride = scales.row_stride;
+  j.zeros = zeros.data;
+  j.zeros_stride = zeros.row_stride;
   return cudaSuccess;
 }
 
-template <emit E, int L, class F, class T, class U>
-cudaError_t launch_rows_l(const job<F, T, U>& j, cudaStream_t stream) {
-  rows_kernel<E, L><<<grid_for(j.nr * j.nc, 256 / L), 256, 0, stream>>>(j);
+// Launch kernel k over rows [0, rows) in slices of whole group rows, each with at most
+// max_groups_per_launch groups (the kernels' 32-bit flat indices); pointers are offset per slice.
+template <class Sch, class In, class Out, class Launch>
+cudaError_t sliced(job<Sch, In, Out> j, Launch&& launch) {
+  const std::int64_t rows_of_groups = j.nr;
+  std::int64_t step = max_groups_per_launch / (j.nc > 0 ? j.nc : 1);
+  if (step < 1) return cudaErrorInvalidValue;  // a single group row with more than 2^30 groups
+  for (std::int64_t b0 = 0; b0 < rows_of_groups; b0 += step) {
+    const std::int64_t nb = rows_of_groups - b0 < step ? rows_of_groups - b0 : step;
+    job<Sch, In, Out> k = j;
+    const std::int64_t r0 = b0 * j.gr;
+    k.in = j.in + r0 * j.in_stride;
+    k.rows = (j.rows - r0) < nb * j.gr ? (j.rows - r0) : nb * j.gr;
+    k.nr = nb;
+    if (k.codes) k.codes = j.codes + r0 * j.codes_stride;
+    if (k.out) k.out = j.out + r0 * j.out_stride;
+    if (k.packed) k.packed = j.packed + r0 * j.packed_stride;
+    if (k.scales) k.scales = static_cast<char*>(j.scales) + b0 * j.scales_stride * scale_bytes(j.sch.get().store);
+    if (k.zeros) k.zeros = j.zeros + b0 * j.zeros_stride;
+    k.groups = static_cast<std::uint32_t>(nb * j.nc);
+    k.div_nc = qnum::detail::fast_div(static_cast<std::uint32_t>(j.nc));
+    k.row0 = j.row0 + r0;  // stochastic rounding indexes elements of the whole tensor
+    if (cudaError_t e = launch(k); e != cudaSuccess) return e;
+  }
+  return cudaSuccess;
+}
+
+}  // namespace detail
+
+namespace detail {
+
+template <class D>
+struct type_tag {
+  using type = D;
+};
+
+// f(type_tag<D>{}) with D the element type of a view of T holding tensor_type t (cudaErrorInvalidValue
+// for 16-bit elements marked fp32).
+template <class T, class Fn>
+cudaError_t with_type(tensor_type t, Fn&& f) {
+  if constexpr (std::is_same_v<std::remove_const_t<T>, float>) {
+    return f(type_tag<float>{});
+  } else {
+    if (t == tensor_type::bf16) return f(type_tag<qnum::bf16>{});
+    if (t == tensor_type::fp16) return f(type_tag<qnum::fp16>{});
+    return cudaErrorInvalidValue;
+  }
+}
+
+template <emit E, int L, bool Stoch, class Sch, class In, class Out>
+cudaError_t launch_rows(const job<Sch, In, Out>& k, cudaStream_t stream) {
+  rows_kernel<E, L, Stoch><<<grid_for(static_cast<std::int64_t>(k.groups), 256 / L), 256, 0, stream>>>(k);
   return cudaGetLastError();
 }
 
+template <emit E, bool Stoch, class Sch, class In, class Out>
+cudaError_t launch_rows_any(const job<Sch, In, Out>& k, int v, cudaStream_t stream) {
+  switch (lanes_for(k.gc, v)) {
+    case 2: return launch_rows<E, 2, Stoch>(k, stream);
+    case 4: return launch_rows<E, 4, Stoch>(k, stream);
+    case 8: return launch_rows<E, 8, Stoch>(k, stream);
+    case 16: return launch_rows<E, 16, Stoch>(k, stream);
+    default: return launch_rows<E, 32, Stoch>(k, stream);
+  }
+}
+
 // Pick the kernel for a validated job.
-template <emit E, class F, class T, class U>
-cudaError_t run(job<F, T, U> j, cudaStream_t stream, std::uint32_t* tensor_scratch) {
+template <emit E, bool Stoch, class Sch, class In, class Out>
+cudaError_t run(const job<Sch, In, Out>& j, cudaStream_t stream, std::uint32_t* tensor_scratch) {
   if constexpr (E == emit::packed) {
-    switch (lanes_for(j.gc, 8)) {
-      case 2: return launch_rows_l<E, 2>(j, stream);
-      case 4: return launch_rows_l<E, 4>(j, stream);
-      case 8: return launch_rows_l<E, 8>(j, stream);
-      case 16: return launch_rows_l<E, 16>(j, stream);
-      default: return launch_rows_l<E, 32>(j, stream);
-    }
+    return sliced(j, [&](const job<Sch, In, Out>& k) { return launch_rows_any<E, Stoch>(k, 8, stream); });
   } else {
-    constexpr int V = vec<T>::size;
+    constexpr int V = vec<In>::size;
     if (j.nr * j.nc == 1 && tensor_scratch != nullptr) {
       if (cudaError_t e = cudaMemsetAsync(tensor_scratch, 0, 3 * sizeof(std::uint32_t), stream); e != cudaSuccess) return e;
-      const std::int64_t chunks = j.in.rows * ((j.in.cols + V - 1) / V);
-      tensor_stats_kernel<T><<<grid_for(chunks, block_threads * 4), block_threads, 0, stream>>>(j.in, tensor_scratch);
+      const std::int64_t chunks = j.rows * ((j.cols + V - 1) / V);
+      tensor_stats_kernel<In><<<grid_for(chunks, block_threads * 4), block_threads, 0, stream>>>(j.in, j.rows, j.cols,
+                                                                                                   j.in_stride, j.vec_in,
+                                                                                                   tensor_scratch);
       if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
-      j.tensor_stats = tensor_scratch;
-      tensor_quantize_kernel<E><<<grid_for(chunks, block_threads * 4), block_threads, 0, stream>>>(j);
+      job<Sch, In, Out> k = j;
+      k.tensor_stats = tensor_scratch;
+      tensor_quantize_kernel<E, Stoch><<<grid_for(chunks, block_threads * 4), block_threads, 0, stream>>>(k);
       return cudaGetLastError();
     }
-    if (j.gr == 1 && j.gc <= subwarp_max_group<T>()) {
-      switch (lanes_for(j.gc, V)) {
-        case 2: return launch_rows_l<E, 2>(j, stream);
-        case 4: return launch_rows_l<E, 4>(j, stream);
-        case 8: return launch_rows_l<E, 8>(j, stream);
-        case 16: return launch_rows_l<E, 16>(j, stream);
-        default: return launch_rows_l<E, 32>(j, stream);
-      }
-    }
-    block_kernel<E><<<grid_for(j.nr * j.nc, 1), block_threads, 0, stream>>>(j);
-    return cudaGetLastError();
+    if (j.gr == 1 && j.gc <= subwarp_max_group<In>())
+      return sliced(j, [&](const job<Sch, In, Out>& k) { return launch_rows_any<E, Stoch>(k, V, stream); });
+    return sliced(j, [&](const job<Sch, In, Out>& k) {
+      block_kernel<E, Stoch><<<grid_for(static_cast<std::int64_t>(k.groups), 1), block_threads, 0, stream>>>(k);
+      return cudaGetLastError();
+    });
   }
+}
+
+template <emit E, class Sch, class In, class Out>
+cudaError_t run_rounding(const job<Sch, In, Out>& j, const rounding& rd, cudaStream_t stream, std::uint32_t* scratch) {
+  if (rd.mode == rounding_mode::stochastic) return run<E, true>(j, stream, scratch);
+  return run<E, false>(j, stream, scratch);
 }
 
 }  // namespace detail
@@ -557,53 +817,85 @@ cudaError_t run(job<F, T, U> j, cudaStream_t stream, std::uint32_t* tensor_scrat
 // Codes (one byte per element) + scales (+ zero points) on the device; equal to qnum::quantize.
 // tensor_scratch: optional 3 x uint32 device buffer used when the tensor is one group (per_tensor):
 // two kernels (stats, quantize) instead of one block for the whole tensor.
-template <class F, class T>
-cudaError_t launch_quantize(const scheme<F>& s, matrix_view<const T> in, group_shape groups,
-                            matrix_view<std::uint8_t> codes, scale_view scales, matrix_view<std::int32_t> zeros = {},
-                            rounding rd = {}, float outer_scale = 0.0f, cudaStream_t stream = nullptr,
+template <class H, class T, std::enable_if_t<is_scheme_holder_v<H>, int> = 0>
+cudaError_t launch_quantize(const H& sch, matrix_view<const T> in, group_shape groups, matrix_view<std::uint8_t> codes,
+                            scale_view scales, matrix_view<std::int32_t> zeros = {}, rounding rd = {},
+                            float outer_scale = 0.0f, cudaStream_t stream = nullptr,
                             std::uint32_t* tensor_scratch = nullptr) {
-  detail::job<F, T, float> j;
-  if (cudaError_t e = detail::check_in(s, in, groups, j); e != cudaSuccess) return e;
-  if (qnum::detail::check_view(codes) != status::ok || codes.rows != in.rows || codes.cols != in.cols)
-    return cudaErrorInvalidValue;
-  if (in.rows == 0 || in.cols == 0) return cudaSuccess;
-  if (cudaError_t e = detail::check_scales(j, scales, zeros); e != cudaSuccess) return e;
-  j.codes = codes;
-  j.rd = rd;
-  j.outer = outer_scale;
-  return detail::run<detail::emit::codes>(j, stream, tensor_scratch);
+  return detail::with_type<T>(in.type, [&](auto in_tag) -> cudaError_t {
+    using In = typename decltype(in_tag)::type;
+    detail::job<H, In, float> j;
+    j.sch = sch;
+    if (cudaError_t e = detail::prepare_in(in, groups, j); e != cudaSuccess) return e;
+    if (qnum::detail::check_view(codes) != status::ok || codes.rows != in.rows || codes.cols != in.cols)
+      return cudaErrorInvalidValue;
+    if (in.rows == 0 || in.cols == 0) return cudaSuccess;
+    if (cudaError_t e = detail::prepare_scales(j, scales, zeros); e != cudaSuccess) return e;
+    constexpr int V = detail::vec<In>::size;
+    j.codes = codes.data;
+    j.codes_stride = codes.row_stride;
+    j.vec_out = detail::addr_aligned(codes.data, V) && (codes.rows <= 1 || codes.row_stride % V == 0) && j.gc % V == 0;
+    j.seed = rd.seed;
+    j.outer = outer_scale;
+    return detail::run_rounding<detail::emit::codes>(j, rd, stream, tensor_scratch);
+  });
+}
+template <class F, class T>
+cudaError_t launch_quantize(const scheme<F>& s, matrix_view<const T> in, group_shape groups, matrix_view<std::uint8_t> codes,
+                            scale_view scales, matrix_view<std::int32_t> zeros = {}, rounding rd = {},
+                            float outer_scale = 0.0f, cudaStream_t stream = nullptr,
+                            std::uint32_t* tensor_scratch = nullptr) {
+  return launch_quantize(runtime_scheme<F>{s}, in, groups, codes, scales, zeros, rd, outer_scale, stream, tensor_scratch);
 }
 
 // out = dequantize(quantize(in)) on the device (fp32 or bf16/fp16 bits); equal to qnum::fake_quantize.
+template <class H, class T, class U, std::enable_if_t<is_scheme_holder_v<H>, int> = 0>
+cudaError_t launch_fake_quantize(const H& sch, matrix_view<const T> in, group_shape groups, matrix_view<U> out,
+                                 rounding rd = {}, float outer_scale = 0.0f, cudaStream_t stream = nullptr,
+                                 std::uint32_t* tensor_scratch = nullptr) {
+  static_assert(std::is_same_v<U, float> || std::is_same_v<U, std::uint16_t>, "outputs: float or 16-bit bits");
+  return detail::with_type<T>(in.type, [&](auto in_tag) -> cudaError_t {
+    using In = typename decltype(in_tag)::type;
+    return detail::with_type<U>(out.type, [&](auto out_tag) -> cudaError_t {
+      using Out = typename decltype(out_tag)::type;
+      detail::job<H, In, Out> j;
+      j.sch = sch;
+      if (cudaError_t e = detail::prepare_in(in, groups, j); e != cudaSuccess) return e;
+      if (qnum::detail::check_view(out) != status::ok || out.rows != in.rows || out.cols != in.cols)
+        return cudaErrorInvalidValue;
+      if (in.rows == 0 || in.cols == 0) return cudaSuccess;
+      if (!detail::elem_aligned(out.data)) return cudaErrorInvalidValue;
+      constexpr int V = detail::vec<In>::size;
+      j.out = reinterpret_cast<detail::storage_t<Out>*>(out.data);
+      j.out_stride = out.row_stride;
+      j.vec_out = detail::addr_aligned(out.data, 16) &&
+                  (out.rows <= 1 || (out.row_stride * detail::io<Out>::size) % 16 == 0) && j.gc % V == 0;
+      j.seed = rd.seed;
+      j.outer = outer_scale;
+      return detail::run_rounding<detail::emit::fake>(j, rd, stream, tensor_scratch);
+    });
+  });
+}
 template <class F, class T, class U>
 cudaError_t launch_fake_quantize(const scheme<F>& s, matrix_view<const T> in, group_shape groups, matrix_view<U> out,
                                  rounding rd = {}, float outer_scale = 0.0f, cudaStream_t stream = nullptr,
                                  std::uint32_t* tensor_scratch = nullptr) {
-  static_assert(std::is_same_v<U, float> || std::is_same_v<U, std::uint16_t>, "outputs: float or 16-bit bits");
-  detail::job<F, T, U> j;
-  if (cudaError_t e = detail::check_in(s, in, groups, j); e != cudaSuccess) return e;
-  if (qnum::detail::check_view(out) != status::ok || out.rows != in.rows || out.cols != in.cols)
-    return cudaErrorInvalidValue;
-  if (in.rows == 0 || in.cols == 0) return cudaSuccess;
-  if (!detail::elem_aligned(out.data) || (sizeof(U) == 2 && out.type == tensor_type::fp32)) return cudaErrorInvalidValue;
-  j.out = out;
-  j.rd = rd;
-  j.outer = outer_scale;
-  return detail::run<detail::emit::fake>(j, stream, tensor_scratch);
+  return launch_fake_quantize(runtime_scheme<F>{s}, in, groups, out, rd, outer_scale, stream, tensor_scratch);
 }
 
 // out = dequantize_value(s, params_from_stored(scale, zero), code); equal to qnum::dequantize.
-template <class F, class U>
-cudaError_t launch_dequantize(const scheme<F>& s, matrix_view<const std::uint8_t> codes, group_shape groups,
-                              scale_view scales, matrix_view<const std::int32_t> zeros, matrix_view<U> out,
-                              float outer_scale = 0.0f, cudaStream_t stream = nullptr) {
+template <class H, class U, std::enable_if_t<is_scheme_holder_v<H>, int> = 0>
+cudaError_t launch_dequantize(const H& sch, matrix_view<const std::uint8_t> codes, group_shape groups, scale_view scales,
+                              matrix_view<const std::int32_t> zeros, matrix_view<U> out, float outer_scale = 0.0f,
+                              cudaStream_t stream = nullptr) {
   static_assert(std::is_same_v<U, float> || std::is_same_v<U, std::uint16_t>, "outputs: float or 16-bit bits");
+  const auto s = sch.get();
   if (qnum::detail::check_view(codes) != status::ok || qnum::detail::check_view(out) != status::ok) return cudaErrorInvalidValue;
   if (codes.rows != out.rows || codes.cols != out.cols) return cudaErrorInvalidValue;
   qnum::detail::grid g;
   if (qnum::detail::make_grid(out.rows, out.cols, groups, g) != status::ok) return cudaErrorInvalidValue;
   if (out.rows == 0 || out.cols == 0) return cudaSuccess;
-  if (!detail::elem_aligned(out.data) || (sizeof(U) == 2 && out.type == tensor_type::fp32)) return cudaErrorInvalidValue;
+  if (!detail::elem_aligned(out.data)) return cudaErrorInvalidValue;
   if (qnum::detail::check_scales(scales, g, scale_bytes(s.store)) != status::ok) return cudaErrorInvalidValue;
   if ((reinterpret_cast<std::uintptr_t>(scales.data) % static_cast<unsigned>(scales.elem_bytes)) != 0) return cudaErrorInvalidValue;
   if (s.kind == scheme_kind::asymmetric) {
@@ -611,10 +903,36 @@ cudaError_t launch_dequantize(const scheme<F>& s, matrix_view<const std::uint8_t
         !detail::elem_aligned(zeros.data))
       return cudaErrorInvalidValue;
   }
-  const std::int64_t chunks = out.rows * ((out.cols + 7) / 8);
-  detail::dequantize_kernel<<<detail::grid_for(chunks, detail::block_threads), detail::block_threads, 0, stream>>>(
-      s, codes, g.gr, g.gc, scales, zeros, out, outer_scale);
-  return cudaGetLastError();
+  return detail::with_type<U>(out.type, [&](auto out_tag) -> cudaError_t {
+    using Out = typename decltype(out_tag)::type;
+    detail::dq_job<H, Out> j;
+    j.sch = sch;
+    j.codes = codes.data;
+    j.codes_stride = codes.row_stride;
+    j.rows = out.rows;
+    j.cols = out.cols;
+    j.gr = g.gr;
+    j.gc = g.gc;
+    j.scales = scales.data;
+    j.scales_stride = scales.row_stride;
+    j.zeros = zeros.data;
+    j.zeros_stride = zeros.row_stride;
+    j.out = reinterpret_cast<detail::storage_t<Out>*>(out.data);
+    j.out_stride = out.row_stride;
+    j.outer = outer_scale;
+    j.vec_codes = detail::addr_aligned(codes.data, 8) && (codes.rows <= 1 || codes.row_stride % 8 == 0);
+    j.vec_out = detail::addr_aligned(out.data, 16) && (out.rows <= 1 || (out.row_stride * detail::io<Out>::size) % 16 == 0);
+    j.chunk_in_group = g.gc % 8 == 0;
+    const std::int64_t chunks = out.rows * ((out.cols + 7) / 8);
+    detail::dequantize_kernel<<<detail::grid_for(chunks, detail::block_threads), detail::block_threads, 0, stream>>>(j);
+    return cudaGetLastError();
+  });
+}
+template <class F, class U>
+cudaError_t launch_dequantize(const scheme<F>& s, matrix_view<const std::uint8_t> codes, group_shape groups,
+                              scale_view scales, matrix_view<const std::int32_t> zeros, matrix_view<U> out,
+                              float outer_scale = 0.0f, cudaStream_t stream = nullptr) {
+  return launch_dequantize(runtime_scheme<F>{s}, codes, groups, scales, zeros, out, outer_scale, stream);
 }
 
 // Per-tensor statistics: stats[0] = bits of amax, stats[1] = bits of |min(x, 0)|, stats[2] = bits of
@@ -626,30 +944,50 @@ cudaError_t launch_tensor_stats(matrix_view<const T> in, std::uint32_t* stats, c
   if (cudaError_t e = cudaMemsetAsync(stats, 0, 3 * sizeof(std::uint32_t), stream); e != cudaSuccess) return e;
   if (in.rows == 0 || in.cols == 0) return cudaSuccess;
   if (!detail::elem_aligned(in.data)) return cudaErrorInvalidValue;
-  const std::int64_t chunks = in.rows * ((in.cols + detail::vec<T>::size - 1) / detail::vec<T>::size);
-  detail::tensor_stats_kernel<T><<<detail::grid_for(chunks, detail::block_threads * 4), detail::block_threads, 0, stream>>>(in, stats);
-  return cudaGetLastError();
+  return detail::with_type<T>(in.type, [&](auto in_tag) -> cudaError_t {
+    using In = typename decltype(in_tag)::type;
+    constexpr int V = detail::vec<In>::size;
+    const bool vec_in = detail::addr_aligned(in.data, 16) && (in.rows <= 1 || in.row_stride % V == 0);
+    const std::int64_t chunks = in.rows * ((in.cols + V - 1) / V);
+    detail::tensor_stats_kernel<In><<<detail::grid_for(chunks, detail::block_threads * 4), detail::block_threads, 0, stream>>>(
+        reinterpret_cast<const detail::storage_t<In>*>(in.data), in.rows, in.cols, in.row_stride, vec_in, stats);
+    return cudaGetLastError();
+  });
 }
 
 // Fused W4A16 (compressed-tensors pack-quantized): w [N, K] -> weight_packed [N, ceil(K/8)] int32 words
 // (row stride packed_stride words, >= ceil(K/8); -1 = dense) with nibble q + 8, weight_scale [N, ceil(K/G)]
 // in s.store's type, signed zero points [N, ceil(K/G)] int32 (asymmetric). G must be a multiple of 8.
+template <class H, class T, std::enable_if_t<is_scheme_holder_v<H>, int> = 0>
+cudaError_t launch_w4a16_pack(const H& sch, matrix_view<const T> w, std::int64_t group, std::uint32_t* weight_packed,
+                              scale_view scales, matrix_view<std::int32_t> zeros = {}, cudaStream_t stream = nullptr,
+                              std::int64_t packed_stride = -1, rounding rd = {}) {
+  static_assert(std::is_same_v<typename H::format, qnum::int4>, "W4A16 packing: int4 schemes");
+  if (group <= 0 || group % 8 != 0) return cudaErrorInvalidValue;
+  return detail::with_type<T>(w.type, [&](auto in_tag) -> cudaError_t {
+    using In = typename decltype(in_tag)::type;
+    detail::job<H, In, float> j;
+    j.sch = sch;
+    if (cudaError_t e = detail::prepare_in(w, group_size(group), j); e != cudaSuccess) return e;
+    if (w.rows == 0 || w.cols == 0) return cudaSuccess;
+    const std::int64_t words = (w.cols + 7) / 8;
+    const std::int64_t stride = packed_stride < 0 ? words : packed_stride;
+    if (weight_packed == nullptr || !detail::elem_aligned(weight_packed) || stride < words) return cudaErrorInvalidValue;
+    if (cudaError_t e = detail::prepare_scales(j, scales, zeros); e != cudaSuccess) return e;
+    // Chunks of 8 elements: 16-byte aligned for bf16/fp16 (and two 16-byte loads for fp32) when the
+    // row stride keeps them so.
+    j.vec_in = detail::addr_aligned(w.data, 16) && (w.rows <= 1 || (w.row_stride * detail::io<In>::size) % 16 == 0);
+    j.packed = weight_packed;
+    j.packed_stride = stride;
+    j.seed = rd.seed;
+    return detail::run_rounding<detail::emit::packed>(j, rd, stream, nullptr);
+  });
+}
 template <class T>
 cudaError_t launch_w4a16_pack(const scheme<qnum::int4>& s, matrix_view<const T> w, std::int64_t group,
                               std::uint32_t* weight_packed, scale_view scales, matrix_view<std::int32_t> zeros = {},
                               cudaStream_t stream = nullptr, std::int64_t packed_stride = -1, rounding rd = {}) {
-  if (group <= 0 || group % 8 != 0) return cudaErrorInvalidValue;
-  detail::job<qnum::int4, T, float> j;
-  if (cudaError_t e = detail::check_in(s, w, group_size(group), j); e != cudaSuccess) return e;
-  if (w.rows == 0 || w.cols == 0) return cudaSuccess;
-  const std::int64_t words = (w.cols + 7) / 8;
-  if (packed_stride < 0) packed_stride = words;
-  if (weight_packed == nullptr || !detail::elem_aligned(weight_packed) || packed_stride < words) return cudaErrorInvalidValue;
-  if (cudaError_t e = detail::check_scales(j, scales, zeros); e != cudaSuccess) return e;
-  j.packed = weight_packed;
-  j.packed_stride = packed_stride;
-  j.rd = rd;
-  return detail::run<detail::emit::packed>(j, stream, nullptr);
+  return launch_w4a16_pack(runtime_scheme<qnum::int4>{s}, w, group, weight_packed, scales, zeros, stream, packed_stride, rd);
 }
 
 }  // namespace cuda
