@@ -9,7 +9,9 @@
 #     test      the device tests and test_convert_gpu (the GPU path of qnum-convert vs the committed goldens)
 #     sanitize  compute-sanitizer memcheck / initcheck on every device test and on qnum-convert --device gpu
 #               for every format; racecheck / synccheck on the tests whose kernels share memory or sync
-#     bench     tools/bench-device.sh (qnum-bench-device, medians vs a same-run D2D copy)
+#     bench     tools/bench-device.sh (qnum-bench-device, medians vs a same-run D2D copy); with QNUM_BENCH_TORCH=1
+#               also bench/torch_compile_device.py (the torch.compile column, joined to qnum's CSV; a skip (77, no
+#               torch) or a failure is noted in bench.txt and never fails the stage)
 #     convert   tools/convert/bench_convert.py --devices cpu,gpu on a generated 3 GB checkpoint
 #
 # A device command runs at most 10 minutes and a machine is given back 30 s after a call, with its build:
@@ -127,6 +129,12 @@ for stage in "${stages[@]}"; do
         note bench ok
       else
         note bench FAILED
+      fi
+      if [ "${QNUM_BENCH_TORCH:-0}" = 1 ]; then  # opt-in: minutes of torch.compile; not part of the stage's status
+        python3 bench/torch_compile_device.py --csv "$out/bench-device/torch.csv" \
+          --join "$out/bench-device/results.csv" >> "$log" 2>&1
+        echo "torch_compile_device.py: exit $? (77: skipped)" >> "$log"
+        cat "$out/bench-device/torch.csv" >> "$log" 2>/dev/null
       fi
       # $OUT returns at most 8 files: keep the folder's run.txt + env.txt inside bench.txt instead.
       cat "$out/bench-device/env.txt" >> "$log" 2>/dev/null
