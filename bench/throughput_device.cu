@@ -595,7 +595,6 @@ void add_dequantize(std::vector<op>& ops, const std::string& name, const H& h, q
 
 template <class H, class T>
 void add_fake(std::vector<op>& ops, const std::string& name, const H& h, qnum::group_shape g) {
-  const auto s = h.get();
   op o;
   o.name = name;
   o.dtype = type_name<T>();
