@@ -324,6 +324,57 @@ def is_load(ins):
     return ins.base in LOADS and not ins.never()
 
 
+STORES = ("STG", "ST")
+
+
+def mem_bytes(ins):
+    """Bytes a global store writes (0 for anything else)."""
+    if ins.never() or ins.base not in STORES:
+        return 0
+    return load_bytes(ins)
+
+
+class Cost:
+    """Path cost compared lexicographically: first more bytes stored to global memory (the path that does
+    the whole trip's work: every chunk emitted, not a tail that emits nothing), then fewer instructions
+    (vector accesses rather than the scalar tail path, the fast configuration). int(cost) is the
+    instruction count."""
+    __slots__ = ("mem", "n")
+
+    def __init__(self, mem=0, n=0):
+        self.mem, self.n = mem, n
+
+    def __add__(self, o):
+        return Cost(self.mem + o.mem, self.n + o.n)
+
+    def __sub__(self, o):
+        return Cost(self.mem - o.mem, self.n - o.n)
+
+    def key(self):
+        return (-self.mem, self.n)
+
+    def __lt__(self, o):
+        return self.key() < o.key()
+
+    def __int__(self):
+        return self.n
+
+    def __float__(self):
+        return float(self.n)
+
+    def __truediv__(self, x):
+        return self.n / x
+
+    def __bool__(self):
+        return True
+
+    def __repr__(self):
+        return str(self.n)
+
+    def __format__(self, spec):
+        return format(self.n, spec)
+
+
 # ---------------------------------------------------------------------------------------------------
 # Control-flow graph, dominators, loops, cheapest paths
 
@@ -521,17 +572,17 @@ class Kernel:
         for avoid in (True, False):
             for e in ends:
                 d, _ = self.shortest(entry, e, addr, e.end, stack + (addr,), avoid)
-                if d is not None and (best is None or d < best):
+                if d is not None and (best is None or int(d) < int(best)):
                     best = d
             if best is not None:
                 break
-        return best or 0
+        return int(best) if best is not None else 0
 
     def weight(self, blk, stack):
-        w = len(blk.instrs)
+        w = Cost(sum(mem_bytes(i) for i in blk.instrs), len(blk.instrs))
         for i in blk.instrs:
             if i.base == "CALL" and not i.never():
-                w += self.call_cost(i.callee, stack)
+                w = w + Cost(0, int(self.call_cost(i.callee, stack)))
         return w
 
     def shortest(self, src, dst, lo, hi, stack=(), avoid=True):
@@ -589,7 +640,7 @@ class Kernel:
             return None, None
         if loop["latch"].idx != way[-1].idx:
             way.append(loop["latch"])
-        total, path = 0, []
+        total, path = Cost(), []
         for a, b in zip(way, way[1:]):
             if b.start < a.start:
                 return None, None
@@ -667,6 +718,7 @@ TYPE_BYTES = {
     "long long": 8, "unsigned long long": 8, "short": 2, "unsigned short": 2, "__half": 2,
     "__nv_bfloat16": 2, "half": 2, "char": 1, "signed char": 1, "unsigned char": 1,
     "uint4": 16, "int4": 16, "float4": 16, "uint2": 8, "float2": 8,
+    "bf16": 2, "fp16": 2,  # qnum's element-type tags (qnum::bf16, qnum::fp16): 16-bit elements in memory
 }
 
 
@@ -680,13 +732,13 @@ def type_bytes(t):
 # Known kernels: short name -> (kind, value from the template arguments). "bytes": bytes each element
 # loads (the input element size); "per_trip": a fixed number of elements per trip (scalar grid-stride
 # loops that also load per-element parameters, where a byte count would mislead).
-# qnum/cuda/quantize.cuh: job<F, T, U>; T is the input (float, or bf16/fp16 bits as unsigned short).
+# qnum/cuda/quantize.cuh: job<Sch, In, Out>; In is the input element type (float, qnum::bf16, qnum::fp16).
 # qnum/cuda/dynamic_scale.cuh: the gradient quantizer's loops take one element a trip (gradient,
 # residual, and the group's multipliers or state).
 KNOWN = {
-    "rows_kernel": ("bytes", lambda a: type_bytes(a[3])),             # <E, L, F, T, U>
-    "block_kernel": ("bytes", lambda a: type_bytes(a[2])),            # <E, F, T, U>
-    "tensor_quantize_kernel": ("bytes", lambda a: type_bytes(a[2])),  # <E, F, T, U>
+    "rows_kernel": ("bytes", lambda a: type_bytes(a[4])),             # <E, L, Stoch, Sch, In, Out>
+    "block_kernel": ("bytes", lambda a: type_bytes(a[3])),            # <E, Stoch, Sch, In, Out>
+    "tensor_quantize_kernel": ("bytes", lambda a: type_bytes(a[3])),  # <E, Stoch, Sch, In, Out>
     "tensor_stats_kernel": ("bytes", lambda a: type_bytes(a[0])),     # <T>
     "dequantize_kernel": ("bytes", lambda a: 1),                      # 1-byte codes
     "ds_scan_kernel": ("per_trip", lambda a: 1),

@@ -13,7 +13,9 @@
 // GEMM epilogue, a norm + quantize) and get the same bits as the host API.
 //
 // Primitives (device code; the per-element math is quantize.hpp's QNUM_HD functions, so host == device):
-//   fragment_stats(s, v[N])                       group_stats of N register values (NaN/Inf ignored)
+//   fragment_stats(s, v[N])                       group_stats of N register values, one instruction per element
+//                                                 and statistic; if stats_need_exact(merged), redo with
+//                                                 fragment_stats_exact(v[N]) (an infinite element met)
 //   subgroup_reduce<L>(s, st, lane)               merge the stats of an aligned L-lane sub-warp group
 //                                                 (__shfl_xor_sync; only amax for symmetric/float schemes)
 //   subgroup_reduce<L>(st, lane), subgroup_amax<L>(amax, lane), block_stats<BLOCK>::reduce(storage, st)
@@ -107,8 +109,7 @@ __device__ __forceinline__ float subgroup_amax(float amax, unsigned lane) {
   const unsigned mask = subgroup_mask<L>(lane);
 #pragma unroll
   for (int o = L / 2; o > 0; o >>= 1) {
-    const float b = __shfl_xor_sync(mask, amax, o);
-    amax = b > amax ? b : amax;
+    amax = fmaxf(amax, __shfl_xor_sync(mask, amax, o));  // non-negative, never NaN: b > a ? b : a
   }
   return amax;
 }
@@ -125,20 +126,85 @@ __device__ __forceinline__ group_stats subgroup_reduce(const scheme<F>& s, group
   return st;
 }
 
-// Statistics of N register values (accumulate() over them).
+// The same with the width L (1, 2, 4, 8, 16 or 32) known only at run time (uniform across the warp).
+__device__ __forceinline__ unsigned subgroup_mask_n(unsigned lane, int L) {
+  return L == 32 ? 0xFFFFFFFFu : (((1u << L) - 1u) << (lane & static_cast<unsigned>(32 - L)));
+}
+template <class F>
+__device__ __forceinline__ group_stats subgroup_reduce_n(const scheme<F>& s, group_stats st, unsigned lane, int L) {
+  const unsigned mask = subgroup_mask_n(lane, L);
+  for (int o = L / 2; o > 0; o >>= 1) {
+    st.amax = fmaxf(st.amax, __shfl_xor_sync(mask, st.amax, o));
+    if (needs_min_max(s)) {
+      st.min = fminf(st.min, __shfl_xor_sync(mask, st.min, o));
+      st.max = fmaxf(st.max, __shfl_xor_sync(mask, st.max, o));
+    }
+  }
+  return st;
+}
+
+// Statistics of N register values: what accumulate() over them gives, whenever the result is finite.
+// The fast form: amax = fmaxf(amax, |x|) (fmaxf drops a NaN operand), and for asymmetric schemes
+// min = fminf(min, x), max = fmaxf(max, x), amax = max(-min, max): one instruction per element and
+// statistic. An infinite element makes the result infinite instead of being ignored: when a merged
+// result is not finite (stats_need_exact), recompute with fragment_stats_exact (accumulate()), as the
+// kernels below do for the whole group. Both are exact: no rounding is involved.
 template <class F, int N>
 __device__ __forceinline__ group_stats fragment_stats(const scheme<F>& s, const float (&v)[N]) {
   group_stats st;
   if (needs_min_max(s)) {
 #pragma unroll
-    for (int i = 0; i < N; ++i) accumulate(st, v[i]);
+    for (int i = 0; i < N; ++i) {
+      st.min = fminf(st.min, v[i]);
+      st.max = fmaxf(st.max, v[i]);
+    }
+    st.amax = fmaxf(-st.min, st.max);
   } else {
 #pragma unroll
-    for (int i = 0; i < N; ++i) {  // accumulate()'s amax alone: |x| of finite x
-      const float a = qnum::detail::abs_bits(v[i]);
-      st.amax = a < qnum::detail::bits_to_float(0x7F800000u) && a > st.amax ? a : st.amax;
-    }
+    for (int i = 0; i < N; ++i) st.amax = fmaxf(st.amax, fabsf(v[i]));
   }
+  return st;
+}
+// The same over K chunks of N values (one statistics chain for the whole fragment).
+template <class F, int K, int N>
+__device__ __forceinline__ group_stats fragment_stats(const scheme<F>& s, const float (&v)[K][N]) {
+  group_stats st;
+  if (needs_min_max(s)) {
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+#pragma unroll
+      for (int i = 0; i < N; ++i) {
+        st.min = fminf(st.min, v[k][i]);
+        st.max = fmaxf(st.max, v[k][i]);
+      }
+    st.amax = fmaxf(-st.min, st.max);
+  } else {
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+#pragma unroll
+      for (int i = 0; i < N; ++i) st.amax = fmaxf(st.amax, fabsf(v[k][i]));
+  }
+  return st;
+}
+// Whether merged fast statistics met an infinite element (then the group's statistics are recomputed).
+__device__ __forceinline__ bool stats_need_exact(const group_stats& st) {
+  return qnum::detail::is_nonfinite(st.amax);
+}
+// accumulate() over N register values: NaN and +-Inf ignored element by element.
+template <int N>
+__device__ __forceinline__ group_stats fragment_stats_exact(const float (&v)[N]) {
+  group_stats st;
+#pragma unroll
+  for (int i = 0; i < N; ++i) accumulate(st, v[i]);
+  return st;
+}
+template <int K, int N>
+__device__ __forceinline__ group_stats fragment_stats_exact(const float (&v)[K][N]) {
+  group_stats st;
+#pragma unroll
+  for (int k = 0; k < K; ++k)
+#pragma unroll
+    for (int i = 0; i < N; ++i) accumulate(st, v[k][i]);
   return st;
 }
 
@@ -177,8 +243,15 @@ __device__ __forceinline__ void fake_quantize_fragment(const scheme<F>& s, const
 template <class F, int N>
 __device__ __forceinline__ void dequantize_fragment(const scheme<F>& s, const group_params& p, const std::uint8_t (&codes)[N],
                                                     float (&out)[N]) {
+  if (F::is_integer && !qnum::detail::is_nonfinite(p.scale)) {
+    // (q - z) * scale with a finite scale is never NaN: dequantize_value without its NaN select.
 #pragma unroll
-  for (int i = 0; i < N; ++i) out[i] = dequantize_value(s, p, codes[i]);
+    for (int i = 0; i < N; ++i)
+      out[i] = qnum::detail::to_work(qnum::detail::mul_rn(static_cast<float>(code_to_int<F>(codes[i]) - p.zero), p.scale), s.work);
+  } else {
+#pragma unroll
+    for (int i = 0; i < N; ++i) out[i] = dequantize_value(s, p, codes[i]);
+  }
 }
 
 // compressed-tensors pack-quantized word of 8 signed 4-bit codes (two's complement in the low nibble):
@@ -413,6 +486,7 @@ struct job {
   const std::uint32_t* tensor_stats = nullptr;  // per-tensor path
   bool vec_in = false, vec_out = false;      // every whole chunk 16-byte (in/out) and V-byte (codes) aligned
   std::uint32_t groups = 0;                  // groups in this launch (<= 2^30)
+  int lanes_log2 = 0;                        // rows_kernel: log2 of the lanes per group
   qnum::detail::fast_div div_nc;                          // flat group index -> (row of groups, group column)
 };
 
@@ -439,9 +513,10 @@ __device__ __forceinline__ void write_group_params(const job<Sch, In, Out>& j, c
 }
 
 // Emit the chunk of n elements at (r, c) of values v with parameters p.
-template <emit E, bool Stoch, class Sch, class In, class Out, class S, int V>
+template <emit E, bool Stoch, bool Full = false, class Sch, class In, class Out, class S, int V>
 __device__ __forceinline__ void emit_chunk(const job<Sch, In, Out>& j, const S& s, const group_params& p, std::int64_t r,
                                            std::int64_t c, int n, float (&v)[V]) {
+  if constexpr (Full) n = V;  // a whole, aligned chunk: the vector stores below without a test
   const std::uint64_t idx0 = static_cast<std::uint64_t>((j.row0 + r) * j.cols + c);
   if constexpr (E == emit::packed) {
     static_assert(V == 8, "W4A16 packing: 8 elements per word");
@@ -449,13 +524,13 @@ __device__ __forceinline__ void emit_chunk(const job<Sch, In, Out>& j, const S& 
     if constexpr (Stoch) quantize_fragment_stochastic(s, p, v, cb, j.seed, idx0);
     else quantize_fragment(s, p, v, cb);
     std::uint32_t word = pack_int4x8(cb);
-    if (n < V) word &= (1u << (4 * n)) - 1u;  // unused high nibbles of the last word: 0
+    if (!Full && n < V) word &= (1u << (4 * n)) - 1u;  // unused high nibbles of the last word: 0
     j.packed[r * j.packed_stride + c / 8] = word;
   } else if constexpr (E == emit::codes) {
     std::uint8_t cb[V];
     if constexpr (Stoch) quantize_fragment_stochastic(s, p, v, cb, j.seed, idx0);
     else quantize_fragment(s, p, v, cb);
-    store_codes<V>(j.codes + r * j.codes_stride + c, n, j.vec_out, cb);
+    store_codes<V>(j.codes + r * j.codes_stride + c, n, Full || j.vec_out, cb);
   } else {
     if constexpr (Stoch) {
 #pragma unroll
@@ -464,40 +539,63 @@ __device__ __forceinline__ void emit_chunk(const job<Sch, In, Out>& j, const S& 
     } else {
       fake_quantize_fragment(s, p, v);
     }
-    store_chunk<Out, V>(j.out + r * j.out_stride + c, n, j.vec_out, v);
+    store_chunk<Out, V>(j.out + r * j.out_stride + c, n, Full || j.vec_out, v);
   }
 }
 
-// 1xG groups along rows; L lanes per group, chunks of V elements; grid-stride over groups (32-bit).
-template <emit E, int L, bool Stoch, class Sch, class In, class Out>
+// Chunks each lane of rows_kernel holds in registers: a group of up to L * rows_chunks * V elements.
+constexpr int rows_chunks = 4;
+
+// One group of rows_kernel: load, statistics, parameters, emit. Full: the group is exactly L * K chunks of
+// V elements, all 16-byte aligned (in and out): no per-chunk tests, every access a vector.
+template <bool Full, emit E, int K, int V, bool Stoch, class Sch, class In, class Out, class S>
+__device__ __forceinline__ void rows_group(const job<Sch, In, Out>& j, const S& s, int L, unsigned lane, unsigned sub,
+                                           std::int64_t r, std::int64_t bj, std::int64_t c0, std::int64_t c1) {
+  const storage_t<In>* row = j.in + r * j.in_stride;
+  float v[K][V];
+  int n[K];
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const std::int64_t c = c0 + static_cast<std::int64_t>(sub + static_cast<unsigned>(k * L)) * V;
+    n[k] = Full ? V : (c < c1 ? (c1 - c < V ? static_cast<int>(c1 - c) : V) : 0);
+    load_chunk<In, V>(row + c, n[k], Full || j.vec_in, v[k]);  // n == 0: zeros, nothing read
+  }
+  group_stats st = subgroup_reduce_n(s, fragment_stats(s, v), lane, L);
+  if (stats_need_exact(st)) st = subgroup_reduce_n(s, fragment_stats_exact(v), lane, L);  // an infinite element
+  const group_params p = j.outer > 0.0f ? compute_params(s, st, j.outer) : compute_params(s, st);
+  if (E != emit::fake && sub == 0) write_group_params(j, s, r, bj, p);
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const std::int64_t c = c0 + static_cast<std::int64_t>(sub + static_cast<unsigned>(k * L)) * V;
+    if (Full || n[k] > 0) emit_chunk<E, Stoch, Full>(j, s, p, r, c, n[k], v[k]);
+  }
+}
+
+// 1xG groups along rows, held in registers: L lanes per group, rows_chunks chunks of V elements per lane
+// (chunk k of lane i starts at element (i + k * L) * V of the group, so a warp's loads of chunk k are
+// contiguous); grid-stride over groups (32-bit). One read of the input, statistics in registers.
+template <emit E, bool Stoch, class Sch, class In, class Out>
 __global__ void __launch_bounds__(256) rows_kernel(const job<Sch, In, Out> j) {
   constexpr int V = E == emit::packed ? 8 : vec<In>::size;
+  constexpr int K = rows_chunks;
   const auto s = j.sch.get();
+  const int L = 1 << j.lanes_log2;  // lanes per group (a run-time value: one kernel for every group width)
   const unsigned lane = threadIdx.x & 31u;
-  const unsigned sub = threadIdx.x % L;
-  constexpr unsigned per_block = 256 / L;
-  const bool single = j.gc <= static_cast<std::int64_t>(L) * V;  // one chunk per lane: stay in registers
-  for (std::uint32_t g = blockIdx.x * per_block + threadIdx.x / L; g < j.groups; g += gridDim.x * per_block) {
+  const unsigned sub = threadIdx.x & static_cast<unsigned>(L - 1);
+  const unsigned per_block = 256u >> j.lanes_log2;
+  const bool full_shape = j.vec_in && (E == emit::packed || j.vec_out) && j.gc == static_cast<std::int64_t>(L) * K * V;
+  (void)full_shape;
+  for (std::uint32_t g = blockIdx.x * per_block + (threadIdx.x >> j.lanes_log2); g < j.groups; g += gridDim.x * per_block) {
     const std::uint32_t r32 = j.div_nc.div(g);
     const std::int64_t r = r32, bj = g - r32 * static_cast<std::uint32_t>(j.nc);
     const std::int64_t c0 = bj * j.gc;
-    const std::int64_t c1 = c0 + j.gc < j.cols ? c0 + j.gc : j.cols;
-    const storage_t<In>* row = j.in + r * j.in_stride;
-    group_stats st;
-    float v[V];
-    for (std::int64_t c = c0 + static_cast<std::int64_t>(sub) * V; c < c1; c += static_cast<std::int64_t>(L) * V) {
-      const int n = c1 - c < V ? static_cast<int>(c1 - c) : V;
-      load_chunk<In, V>(row + c, n, j.vec_in, v);
-      st = merge(st, fragment_stats(s, v));
+    if constexpr (Sch::is_static && !Stoch) {  // the fast path: compile-time scheme, nearest-even
+      if (full_shape && c0 + j.gc <= j.cols) {  // uniform across the group's lanes
+        rows_group<true, E, K, V, Stoch>(j, s, L, lane, sub, r, bj, c0, c0 + j.gc);
+        continue;
+      }
     }
-    st = subgroup_reduce<L>(s, st, lane);
-    const group_params p = compute_params(s, st, j.outer);
-    if (E != emit::fake && sub == 0) write_group_params(j, s, r, bj, p);
-    for (std::int64_t c = c0 + static_cast<std::int64_t>(sub) * V; c < c1; c += static_cast<std::int64_t>(L) * V) {
-      const int n = c1 - c < V ? static_cast<int>(c1 - c) : V;
-      if (!single) load_chunk<In, V>(row + c, n, j.vec_in, v);
-      emit_chunk<E, Stoch>(j, s, p, r, c, n, v);
-    }
+    rows_group<false, E, K, V, Stoch>(j, s, L, lane, sub, r, bj, c0, c0 + j.gc < j.cols ? c0 + j.gc : j.cols);
   }
 }
 
@@ -506,7 +604,7 @@ constexpr int block_threads = 256;
 // Any RxC groups: one block per group (grid-stride), chunks of V elements along each row of the group.
 template <emit E, bool Stoch, class Sch, class In, class Out>
 __global__ void __launch_bounds__(block_threads) block_kernel(const job<Sch, In, Out> j) {
-  constexpr int V = vec<In>::size;
+  constexpr int V = E == emit::packed ? 8 : vec<In>::size;
   const auto s = j.sch.get();
   __shared__ typename block_stats<block_threads>::storage ts;
   for (std::uint32_t g = blockIdx.x; g < j.groups; g += gridDim.x) {
@@ -526,7 +624,17 @@ __global__ void __launch_bounds__(block_threads) block_kernel(const job<Sch, In,
       st = merge(st, fragment_stats(s, v));
     }
     st = block_stats<block_threads>::reduce(ts, st);
-    const group_params p = compute_params(s, st, j.outer);
+    if (stats_need_exact(st)) {  // block-uniform: an infinite element, recompute ignoring it
+      st = group_stats{};
+      for (std::int64_t ch = threadIdx.x; ch < nch; ch += block_threads) {
+        const std::int64_t r = r0 + ch / cpr, c = c0 + (ch % cpr) * V;
+        const int n = c1 - c < V ? static_cast<int>(c1 - c) : V;
+        load_chunk<In, V>(j.in + r * j.in_stride + c, n, j.vec_in, v);
+        st = merge(st, fragment_stats_exact(v));
+      }
+      st = block_stats<block_threads>::reduce(ts, st);
+    }
+    const group_params p = j.outer > 0.0f ? compute_params(s, st, j.outer) : compute_params(s, st);
     if (E != emit::fake && threadIdx.x == 0) write_group_params(j, s, bi, bj, p);
     for (std::int64_t ch = threadIdx.x; ch < nch; ch += block_threads) {
       const std::int64_t r = r0 + ch / cpr, c = c0 + (ch % cpr) * V;
@@ -578,7 +686,8 @@ template <emit E, bool Stoch, class Sch, class In, class Out>
 __global__ void __launch_bounds__(block_threads) tensor_quantize_kernel(const job<Sch, In, Out> j) {
   constexpr int V = vec<In>::size;
   const auto s = j.sch.get();
-  const group_params p = compute_params(s, stats_from_bits(j.tensor_stats), j.outer);
+  const group_stats st = stats_from_bits(j.tensor_stats);
+  const group_params p = j.outer > 0.0f ? compute_params(s, st, j.outer) : compute_params(s, st);
   if (E != emit::fake && blockIdx.x == 0 && threadIdx.x == 0) write_group_params(j, s, 0, 0, p);
   const std::int64_t cpr = (j.cols + V - 1) / V;
   const std::int64_t nch = j.rows * cpr;
@@ -606,16 +715,23 @@ struct dq_job {
   storage_t<Out>* out = nullptr;
   std::int64_t out_stride = 0;
   float outer = 0.0f;
-  bool vec_codes = false, vec_out = false;  // every whole chunk aligned (codes 8 bytes, out 16 bytes)
-  bool chunk_in_group = false;             // gc % 8 == 0: a chunk of 8 never crosses a group
+  bool vec_codes = false, vec_out = false;  // every whole chunk aligned (codes 16 bytes, out 16 bytes)
+  bool chunk_in_group = false;             // gc % 16 == 0: a chunk of 16 never crosses a group
 };
 
-// Dequantize: element-wise over chunks of 8 codes; a chunk inside one group rebuilds its parameters once.
+// Stored parameters of group (bi, bj), with the outer scale only where there is one.
+template <class S, class Sch, class Out>
+__device__ __forceinline__ group_params stored_params(const S& s, const dq_job<Sch, Out>& j, std::int64_t bi, std::int64_t bj) {
+  const std::uint32_t code = read_scale_code(s, j.scales, bi * j.scales_stride + bj);
+  const std::int32_t z = s.kind == scheme_kind::asymmetric ? j.zeros[bi * j.zeros_stride + bj] : 0;
+  return j.outer > 0.0f ? qnum::detail::params_from_stored(s, code, z, j.outer) : qnum::detail::params_from_stored(s, code, z, 0.0f);
+}
+
+// Dequantize: element-wise over chunks of 16 codes; a chunk inside one group rebuilds its parameters once.
 template <class Sch, class Out>
 __global__ void __launch_bounds__(block_threads) dequantize_kernel(const dq_job<Sch, Out> j) {
-  constexpr int V = 8;
+  constexpr int V = 16;
   const auto s = j.sch.get();
-  const bool asym = s.kind == scheme_kind::asymmetric;
   const std::int64_t cpr = (j.cols + V - 1) / V;
   const std::int64_t nch = j.rows * cpr;
   for (std::int64_t ch = blockIdx.x * static_cast<std::int64_t>(block_threads) + threadIdx.x; ch < nch;
@@ -627,10 +743,7 @@ __global__ void __launch_bounds__(block_threads) dequantize_kernel(const dq_job<
     const std::int64_t bi = r / j.gr;
     float o[V];
     if (j.chunk_in_group) {
-      const std::int64_t bj = c / j.gc;
-      const group_params p = qnum::detail::params_from_stored(s, read_scale_code(s, j.scales, bi * j.scales_stride + bj),
-                                                              asym ? j.zeros[bi * j.zeros_stride + bj] : 0, j.outer);
-      dequantize_fragment(s, p, cb, o);
+      dequantize_fragment(s, stored_params(s, j, bi, c / j.gc), cb, o);
     } else {
       std::int64_t cur = -1;
       group_params p;
@@ -639,8 +752,7 @@ __global__ void __launch_bounds__(block_threads) dequantize_kernel(const dq_job<
         const std::int64_t bj = (c + i) / j.gc;
         if (i < n && bj != cur) {
           cur = bj;
-          p = qnum::detail::params_from_stored(s, read_scale_code(s, j.scales, bi * j.scales_stride + bj),
-                                               asym ? j.zeros[bi * j.zeros_stride + bj] : 0, j.outer);
+          p = stored_params(s, j, bi, bj);
         }
         o[i] = i < n ? dequantize_value(s, p, cb[i]) : 0.0f;
       }
@@ -654,16 +766,17 @@ inline unsigned grid_for(std::int64_t work_items, std::int64_t per_block) {
   return static_cast<unsigned>(b < 1 ? 1 : (b > 65536 ? 65536 : b));
 }
 
+// Lanes per group of rows_kernel: the power of two L with L * rows_chunks chunks of v elements >= gc.
 inline int lanes_for(std::int64_t gc, int v) {
   const std::int64_t chunks = (gc + v - 1) / v;
   int l = 1;
-  while (l < 32 && l < chunks) l *= 2;
-  return l < 2 ? 2 : l;
+  while (l < 32 && static_cast<std::int64_t>(l) * rows_chunks < chunks) l *= 2;
+  return l;
 }
 
-// Largest 1xG group handled by a sub-warp (8 chunks per lane); longer rows go to a block per group.
+// Largest 1xG group held by a sub-warp in registers; longer rows go to a block per group.
 template <class D>
-constexpr std::int64_t subwarp_max_group() { return 32 * vec<D>::size * 8; }
+constexpr std::int64_t subwarp_max_group() { return 32 * vec<D>::size * rows_chunks; }
 
 template <class T>
 inline bool elem_aligned(const T* p) { return (reinterpret_cast<std::uintptr_t>(p) % alignof(T)) == 0; }
@@ -758,28 +871,26 @@ cudaError_t with_type(tensor_type t, Fn&& f) {
   }
 }
 
-template <emit E, int L, bool Stoch, class Sch, class In, class Out>
-cudaError_t launch_rows(const job<Sch, In, Out>& k, cudaStream_t stream) {
-  rows_kernel<E, L, Stoch><<<grid_for(static_cast<std::int64_t>(k.groups), 256 / L), 256, 0, stream>>>(k);
-  return cudaGetLastError();
-}
-
 template <emit E, bool Stoch, class Sch, class In, class Out>
-cudaError_t launch_rows_any(const job<Sch, In, Out>& k, int v, cudaStream_t stream) {
-  switch (lanes_for(k.gc, v)) {
-    case 2: return launch_rows<E, 2, Stoch>(k, stream);
-    case 4: return launch_rows<E, 4, Stoch>(k, stream);
-    case 8: return launch_rows<E, 8, Stoch>(k, stream);
-    case 16: return launch_rows<E, 16, Stoch>(k, stream);
-    default: return launch_rows<E, 32, Stoch>(k, stream);
-  }
+cudaError_t launch_rows_any(const job<Sch, In, Out>& j, int v, cudaStream_t stream) {
+  job<Sch, In, Out> k = j;
+  const int L = lanes_for(k.gc, v);
+  k.lanes_log2 = 0;
+  while ((1 << k.lanes_log2) < L) ++k.lanes_log2;
+  rows_kernel<E, Stoch><<<grid_for(static_cast<std::int64_t>(k.groups), 256 / L), 256, 0, stream>>>(k);
+  return cudaGetLastError();
 }
 
 // Pick the kernel for a validated job.
 template <emit E, bool Stoch, class Sch, class In, class Out>
 cudaError_t run(const job<Sch, In, Out>& j, cudaStream_t stream, std::uint32_t* tensor_scratch) {
   if constexpr (E == emit::packed) {
-    return sliced(j, [&](const job<Sch, In, Out>& k) { return launch_rows_any<E, Stoch>(k, 8, stream); });
+    if (j.gc <= 32 * rows_chunks * 8)
+      return sliced(j, [&](const job<Sch, In, Out>& k) { return launch_rows_any<E, Stoch>(k, 8, stream); });
+    return sliced(j, [&](const job<Sch, In, Out>& k) {  // groups longer than a warp holds: a block per group
+      block_kernel<E, Stoch><<<grid_for(static_cast<std::int64_t>(k.groups), 1), block_threads, 0, stream>>>(k);
+      return cudaGetLastError();
+    });
   } else {
     constexpr int V = vec<In>::size;
     if (j.nr * j.nc == 1 && tensor_scratch != nullptr) {
@@ -803,9 +914,49 @@ cudaError_t run(const job<Sch, In, Out>& j, cudaStream_t stream, std::uint32_t* 
   }
 }
 
+// The same job over the run-time scheme of its format (a fixed scheme's fields as values).
+template <class Sch, class In, class Out>
+job<runtime_scheme<typename Sch::format>, In, Out> as_runtime(const job<Sch, In, Out>& j) {
+  job<runtime_scheme<typename Sch::format>, In, Out> k;
+  k.sch = runtime_scheme<typename Sch::format>{j.sch.get()};
+  k.in = j.in;
+  k.rows = j.rows;
+  k.cols = j.cols;
+  k.in_stride = j.in_stride;
+  k.gr = j.gr;
+  k.gc = j.gc;
+  k.nr = j.nr;
+  k.nc = j.nc;
+  k.codes = j.codes;
+  k.codes_stride = j.codes_stride;
+  k.out = j.out;
+  k.out_stride = j.out_stride;
+  k.packed = j.packed;
+  k.packed_stride = j.packed_stride;
+  k.scales = j.scales;
+  k.scales_stride = j.scales_stride;
+  k.zeros = j.zeros;
+  k.zeros_stride = j.zeros_stride;
+  k.seed = j.seed;
+  k.row0 = j.row0;
+  k.outer = j.outer;
+  k.tensor_stats = j.tensor_stats;
+  k.vec_in = j.vec_in;
+  k.vec_out = j.vec_out;
+  k.groups = j.groups;
+  k.lanes_log2 = j.lanes_log2;
+  k.div_nc = j.div_nc;
+  return k;
+}
+
+// Stochastic rounding runs the run-time scheme's kernels (the same bits; Philox per element dominates
+// its cost), so a fixed scheme compiles only its nearest-even kernels.
 template <emit E, class Sch, class In, class Out>
 cudaError_t run_rounding(const job<Sch, In, Out>& j, const rounding& rd, cudaStream_t stream, std::uint32_t* scratch) {
-  if (rd.mode == rounding_mode::stochastic) return run<E, true>(j, stream, scratch);
+  if (rd.mode == rounding_mode::stochastic) {
+    if constexpr (Sch::is_static) return run<E, true>(as_runtime(j), stream, scratch);
+    else return run<E, true>(j, stream, scratch);
+  }
   return run<E, false>(j, stream, scratch);
 }
 
@@ -920,10 +1071,10 @@ cudaError_t launch_dequantize(const H& sch, matrix_view<const std::uint8_t> code
     j.out = reinterpret_cast<detail::storage_t<Out>*>(out.data);
     j.out_stride = out.row_stride;
     j.outer = outer_scale;
-    j.vec_codes = detail::addr_aligned(codes.data, 8) && (codes.rows <= 1 || codes.row_stride % 8 == 0);
+    j.vec_codes = detail::addr_aligned(codes.data, 16) && (codes.rows <= 1 || codes.row_stride % 16 == 0);
     j.vec_out = detail::addr_aligned(out.data, 16) && (out.rows <= 1 || (out.row_stride * detail::io<Out>::size) % 16 == 0);
-    j.chunk_in_group = g.gc % 8 == 0;
-    const std::int64_t chunks = out.rows * ((out.cols + 7) / 8);
+    j.chunk_in_group = g.gc % 16 == 0;
+    const std::int64_t chunks = out.rows * ((out.cols + 15) / 16);
     detail::dequantize_kernel<<<detail::grid_for(chunks, detail::block_threads), detail::block_threads, 0, stream>>>(j);
     return cudaGetLastError();
   });
