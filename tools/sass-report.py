@@ -736,9 +736,9 @@ def type_bytes(t):
 # qnum/cuda/dynamic_scale.cuh: the gradient quantizer's loops take one element a trip (gradient,
 # residual, and the group's multipliers or state).
 KNOWN = {
-    "rows_kernel": ("bytes", lambda a: type_bytes(a[4])),             # <E, L, Stoch, Sch, In, Out>
-    "block_kernel": ("bytes", lambda a: type_bytes(a[3])),            # <E, Stoch, Sch, In, Out>
-    "tensor_quantize_kernel": ("bytes", lambda a: type_bytes(a[3])),  # <E, Stoch, Sch, In, Out>
+    "rows_kernel": ("bytes", lambda a: type_bytes(a[2])),             # <E, Sch, In, Out>
+    "block_kernel": ("bytes", lambda a: type_bytes(a[2])),            # <E, Sch, In, Out>
+    "tensor_quantize_kernel": ("bytes", lambda a: type_bytes(a[2])),  # <E, Sch, In, Out>
     "tensor_stats_kernel": ("bytes", lambda a: type_bytes(a[0])),     # <T>
     "dequantize_kernel": ("bytes", lambda a: 1),                      # 1-byte codes
     "ds_scan_kernel": ("per_trip", lambda a: 1),

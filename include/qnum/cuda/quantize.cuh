@@ -243,15 +243,17 @@ __device__ __forceinline__ void fake_quantize_fragment(const scheme<F>& s, const
 template <class F, int N>
 __device__ __forceinline__ void dequantize_fragment(const scheme<F>& s, const group_params& p, const std::uint8_t (&codes)[N],
                                                     float (&out)[N]) {
-  if (F::is_integer && !qnum::detail::is_nonfinite(p.scale)) {
-    // (q - z) * scale with a finite scale is never NaN: dequantize_value without its NaN select.
+  if constexpr (F::is_integer) {
+    if (!qnum::detail::is_nonfinite(p.scale)) {
+      // (q - z) * scale with a finite scale is never NaN: dequantize_value without its NaN select.
 #pragma unroll
-    for (int i = 0; i < N; ++i)
-      out[i] = qnum::detail::to_work(qnum::detail::mul_rn(static_cast<float>(code_to_int<F>(codes[i]) - p.zero), p.scale), s.work);
-  } else {
-#pragma unroll
-    for (int i = 0; i < N; ++i) out[i] = dequantize_value(s, p, codes[i]);
+      for (int i = 0; i < N; ++i)
+        out[i] = qnum::detail::to_work(qnum::detail::mul_rn(static_cast<float>(code_to_int<F>(codes[i]) - p.zero), p.scale), s.work);
+      return;
+    }
   }
+#pragma unroll
+  for (int i = 0; i < N; ++i) out[i] = dequantize_value(s, p, codes[i]);
 }
 
 // compressed-tensors pack-quantized word of 8 signed 4-bit codes (two's complement in the low nibble):
@@ -482,6 +484,7 @@ struct job {
   std::int64_t zeros_stride = 0;
   std::uint64_t seed = 0;                   // stochastic rounding: element (row0 + r, c) of the tensor
   std::int64_t row0 = 0;
+  bool stochastic = false;                  // run-time schemes only (see stochastic_job)
   float outer = 0.0f;
   const std::uint32_t* tensor_stats = nullptr;  // per-tensor path
   bool vec_in = false, vec_out = false;      // every whole chunk 16-byte (in/out) and V-byte (codes) aligned
@@ -512,8 +515,19 @@ __device__ __forceinline__ void write_group_params(const job<Sch, In, Out>& j, c
   if (s.kind == scheme_kind::asymmetric) j.zeros[bi * j.zeros_stride + bj] = p.zero;
 }
 
+// Whether a job rounds stochastically: a run-time flag of the run-time scheme's kernels only (a fixed
+// scheme's stochastic launches run those kernels), so fixed-scheme kernels hold no stochastic code.
+template <class Sch, class In, class Out>
+__device__ __forceinline__ bool stochastic_job(const job<Sch, In, Out>& j) {
+  if constexpr (Sch::is_static) {
+    return false;
+  } else {
+    return j.stochastic;
+  }
+}
+
 // Emit the chunk of n elements at (r, c) of values v with parameters p.
-template <emit E, bool Stoch, bool Full = false, class Sch, class In, class Out, class S, int V>
+template <emit E, bool Full = false, class Sch, class In, class Out, class S, int V>
 __device__ __forceinline__ void emit_chunk(const job<Sch, In, Out>& j, const S& s, const group_params& p, std::int64_t r,
                                            std::int64_t c, int n, float (&v)[V]) {
   if constexpr (Full) n = V;  // a whole, aligned chunk: the vector stores below without a test
@@ -521,18 +535,18 @@ __device__ __forceinline__ void emit_chunk(const job<Sch, In, Out>& j, const S& 
   if constexpr (E == emit::packed) {
     static_assert(V == 8, "W4A16 packing: 8 elements per word");
     std::uint8_t cb[V];
-    if constexpr (Stoch) quantize_fragment_stochastic(s, p, v, cb, j.seed, idx0);
+    if (stochastic_job(j)) quantize_fragment_stochastic(s, p, v, cb, j.seed, idx0);
     else quantize_fragment(s, p, v, cb);
     std::uint32_t word = pack_int4x8(cb);
     if (!Full && n < V) word &= (1u << (4 * n)) - 1u;  // unused high nibbles of the last word: 0
     j.packed[r * j.packed_stride + c / 8] = word;
   } else if constexpr (E == emit::codes) {
     std::uint8_t cb[V];
-    if constexpr (Stoch) quantize_fragment_stochastic(s, p, v, cb, j.seed, idx0);
+    if (stochastic_job(j)) quantize_fragment_stochastic(s, p, v, cb, j.seed, idx0);
     else quantize_fragment(s, p, v, cb);
     store_codes<V>(j.codes + r * j.codes_stride + c, n, Full || j.vec_out, cb);
   } else {
-    if constexpr (Stoch) {
+    if (stochastic_job(j)) {
 #pragma unroll
       for (int i = 0; i < V; ++i)
         v[i] = dequantize_value(s, p, quantize_value(s, p, v[i], stochastic(random_bits(j.seed, idx0 + static_cast<std::uint64_t>(i)))));
@@ -548,7 +562,7 @@ constexpr int rows_chunks = 4;
 
 // One group of rows_kernel: load, statistics, parameters, emit. Full: the group is exactly L * K chunks of
 // V elements, all 16-byte aligned (in and out): no per-chunk tests, every access a vector.
-template <bool Full, emit E, int K, int V, bool Stoch, class Sch, class In, class Out, class S>
+template <bool Full, emit E, int K, int V, class Sch, class In, class Out, class S>
 __device__ __forceinline__ void rows_group(const job<Sch, In, Out>& j, const S& s, int L, unsigned lane, unsigned sub,
                                            std::int64_t r, std::int64_t bj, std::int64_t c0, std::int64_t c1) {
   const storage_t<In>* row = j.in + r * j.in_stride;
@@ -567,14 +581,14 @@ __device__ __forceinline__ void rows_group(const job<Sch, In, Out>& j, const S& 
 #pragma unroll
   for (int k = 0; k < K; ++k) {
     const std::int64_t c = c0 + static_cast<std::int64_t>(sub + static_cast<unsigned>(k * L)) * V;
-    if (Full || n[k] > 0) emit_chunk<E, Stoch, Full>(j, s, p, r, c, n[k], v[k]);
+    if (Full || n[k] > 0) emit_chunk<E, Full>(j, s, p, r, c, n[k], v[k]);
   }
 }
 
 // 1xG groups along rows, held in registers: L lanes per group, rows_chunks chunks of V elements per lane
 // (chunk k of lane i starts at element (i + k * L) * V of the group, so a warp's loads of chunk k are
 // contiguous); grid-stride over groups (32-bit). One read of the input, statistics in registers.
-template <emit E, bool Stoch, class Sch, class In, class Out>
+template <emit E, class Sch, class In, class Out>
 __global__ void __launch_bounds__(256) rows_kernel(const job<Sch, In, Out> j) {
   constexpr int V = E == emit::packed ? 8 : vec<In>::size;
   constexpr int K = rows_chunks;
@@ -589,20 +603,20 @@ __global__ void __launch_bounds__(256) rows_kernel(const job<Sch, In, Out> j) {
     const std::uint32_t r32 = j.div_nc.div(g);
     const std::int64_t r = r32, bj = g - r32 * static_cast<std::uint32_t>(j.nc);
     const std::int64_t c0 = bj * j.gc;
-    if constexpr (Sch::is_static && !Stoch) {  // the fast path: compile-time scheme, nearest-even
+    if constexpr (Sch::is_static) {  // the fast path: compile-time scheme (always nearest-even)
       if (full_shape && c0 + j.gc <= j.cols) {  // uniform across the group's lanes
-        rows_group<true, E, K, V, Stoch>(j, s, L, lane, sub, r, bj, c0, c0 + j.gc);
+        rows_group<true, E, K, V>(j, s, L, lane, sub, r, bj, c0, c0 + j.gc);
         continue;
       }
     }
-    rows_group<false, E, K, V, Stoch>(j, s, L, lane, sub, r, bj, c0, c0 + j.gc < j.cols ? c0 + j.gc : j.cols);
+    rows_group<false, E, K, V>(j, s, L, lane, sub, r, bj, c0, c0 + j.gc < j.cols ? c0 + j.gc : j.cols);
   }
 }
 
 constexpr int block_threads = 256;
 
 // Any RxC groups: one block per group (grid-stride), chunks of V elements along each row of the group.
-template <emit E, bool Stoch, class Sch, class In, class Out>
+template <emit E, class Sch, class In, class Out>
 __global__ void __launch_bounds__(block_threads) block_kernel(const job<Sch, In, Out> j) {
   constexpr int V = E == emit::packed ? 8 : vec<In>::size;
   const auto s = j.sch.get();
@@ -640,7 +654,7 @@ __global__ void __launch_bounds__(block_threads) block_kernel(const job<Sch, In,
       const std::int64_t r = r0 + ch / cpr, c = c0 + (ch % cpr) * V;
       const int n = c1 - c < V ? static_cast<int>(c1 - c) : V;
       load_chunk<In, V>(j.in + r * j.in_stride + c, n, j.vec_in, v);
-      emit_chunk<E, Stoch>(j, s, p, r, c, n, v);
+      emit_chunk<E>(j, s, p, r, c, n, v);
     }
   }
 }
@@ -682,7 +696,7 @@ __device__ __forceinline__ group_stats stats_from_bits(const std::uint32_t* s) {
 }
 
 // Second pass of the per-tensor path: one group = the tensor; params from the tensor statistics.
-template <emit E, bool Stoch, class Sch, class In, class Out>
+template <emit E, class Sch, class In, class Out>
 __global__ void __launch_bounds__(block_threads) tensor_quantize_kernel(const job<Sch, In, Out> j) {
   constexpr int V = vec<In>::size;
   const auto s = j.sch.get();
@@ -697,7 +711,7 @@ __global__ void __launch_bounds__(block_threads) tensor_quantize_kernel(const jo
     const std::int64_t r = ch / cpr, c = (ch % cpr) * V;
     const int n = j.cols - c < V ? static_cast<int>(j.cols - c) : V;
     load_chunk<In, V>(j.in + r * j.in_stride + c, n, j.vec_in, v);
-    emit_chunk<E, Stoch>(j, s, p, r, c, n, v);
+    emit_chunk<E>(j, s, p, r, c, n, v);
   }
 }
 
@@ -871,24 +885,24 @@ cudaError_t with_type(tensor_type t, Fn&& f) {
   }
 }
 
-template <emit E, bool Stoch, class Sch, class In, class Out>
+template <emit E, class Sch, class In, class Out>
 cudaError_t launch_rows_any(const job<Sch, In, Out>& j, int v, cudaStream_t stream) {
   job<Sch, In, Out> k = j;
   const int L = lanes_for(k.gc, v);
   k.lanes_log2 = 0;
   while ((1 << k.lanes_log2) < L) ++k.lanes_log2;
-  rows_kernel<E, Stoch><<<grid_for(static_cast<std::int64_t>(k.groups), 256 / L), 256, 0, stream>>>(k);
+  rows_kernel<E><<<grid_for(static_cast<std::int64_t>(k.groups), 256 / L), 256, 0, stream>>>(k);
   return cudaGetLastError();
 }
 
 // Pick the kernel for a validated job.
-template <emit E, bool Stoch, class Sch, class In, class Out>
+template <emit E, class Sch, class In, class Out>
 cudaError_t run(const job<Sch, In, Out>& j, cudaStream_t stream, std::uint32_t* tensor_scratch) {
   if constexpr (E == emit::packed) {
     if (j.gc <= 32 * rows_chunks * 8)
-      return sliced(j, [&](const job<Sch, In, Out>& k) { return launch_rows_any<E, Stoch>(k, 8, stream); });
+      return sliced(j, [&](const job<Sch, In, Out>& k) { return launch_rows_any<E>(k, 8, stream); });
     return sliced(j, [&](const job<Sch, In, Out>& k) {  // groups longer than a warp holds: a block per group
-      block_kernel<E, Stoch><<<grid_for(static_cast<std::int64_t>(k.groups), 1), block_threads, 0, stream>>>(k);
+      block_kernel<E><<<grid_for(static_cast<std::int64_t>(k.groups), 1), block_threads, 0, stream>>>(k);
       return cudaGetLastError();
     });
   } else {
@@ -902,13 +916,13 @@ cudaError_t run(const job<Sch, In, Out>& j, cudaStream_t stream, std::uint32_t* 
       if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
       job<Sch, In, Out> k = j;
       k.tensor_stats = tensor_scratch;
-      tensor_quantize_kernel<E, Stoch><<<grid_for(chunks, block_threads * 4), block_threads, 0, stream>>>(k);
+      tensor_quantize_kernel<E><<<grid_for(chunks, block_threads * 4), block_threads, 0, stream>>>(k);
       return cudaGetLastError();
     }
     if (j.gr == 1 && j.gc <= subwarp_max_group<In>())
-      return sliced(j, [&](const job<Sch, In, Out>& k) { return launch_rows_any<E, Stoch>(k, V, stream); });
+      return sliced(j, [&](const job<Sch, In, Out>& k) { return launch_rows_any<E>(k, V, stream); });
     return sliced(j, [&](const job<Sch, In, Out>& k) {
-      block_kernel<E, Stoch><<<grid_for(static_cast<std::int64_t>(k.groups), 1), block_threads, 0, stream>>>(k);
+      block_kernel<E><<<grid_for(static_cast<std::int64_t>(k.groups), 1), block_threads, 0, stream>>>(k);
       return cudaGetLastError();
     });
   }
@@ -939,6 +953,7 @@ job<runtime_scheme<typename Sch::format>, In, Out> as_runtime(const job<Sch, In,
   k.zeros_stride = j.zeros_stride;
   k.seed = j.seed;
   k.row0 = j.row0;
+  k.stochastic = j.stochastic;
   k.outer = j.outer;
   k.tensor_stats = j.tensor_stats;
   k.vec_in = j.vec_in;
@@ -949,15 +964,16 @@ job<runtime_scheme<typename Sch::format>, In, Out> as_runtime(const job<Sch, In,
   return k;
 }
 
-// Stochastic rounding runs the run-time scheme's kernels (the same bits; Philox per element dominates
-// its cost), so a fixed scheme compiles only its nearest-even kernels.
+// Stochastic rounding runs the run-time scheme's kernels with their run-time flag (the same bits; Philox
+// per element dominates its cost): a fixed scheme compiles only its nearest-even kernels, and every
+// kernel exists once per scheme, element types and output kind.
 template <emit E, class Sch, class In, class Out>
-cudaError_t run_rounding(const job<Sch, In, Out>& j, const rounding& rd, cudaStream_t stream, std::uint32_t* scratch) {
-  if (rd.mode == rounding_mode::stochastic) {
-    if constexpr (Sch::is_static) return run<E, true>(as_runtime(j), stream, scratch);
-    else return run<E, true>(j, stream, scratch);
+cudaError_t run_rounding(job<Sch, In, Out> j, const rounding& rd, cudaStream_t stream, std::uint32_t* scratch) {
+  j.stochastic = rd.mode == rounding_mode::stochastic;
+  if constexpr (Sch::is_static) {
+    if (j.stochastic) return run<E>(as_runtime(j), stream, scratch);
   }
-  return run<E, false>(j, stream, scratch);
+  return run<E>(j, stream, scratch);
 }
 
 }  // namespace detail
