@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/install-deps.sh clang libclang-rt-14-dev
 dir=${QNUM_FUZZ_BUILD_DIR:-build-fuzz}
-opts=(-Dfuzz=enabled -Dtests=disabled -Dbenchmarks=disabled -Dcuda=disabled -Dexhaustive=false)
+opts=(-Dfuzz=enabled -Dtests=disabled -Dbenchmarks=disabled -Dcuda=disabled -Dexhaustive=false -Dwerror=true)
 if [ -f "$dir/build.ninja" ]; then
   meson setup --reconfigure "$dir" "${opts[@]}" >/dev/null
 else

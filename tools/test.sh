@@ -7,6 +7,8 @@
 #   4. check every packaging path with a tiny consumer project (tools/test-packaging.sh).
 # Prints one line "N passed, N failed, N skipped" (test cases, doctest's counts summed, one case per
 # fuzz target and per packaging path) and exits non-zero on any failure.
+# Every build is configured with -Dwerror=true: warnings are errors in the project's own test runs, never
+# in a user's plain `meson setup` build.
 # QNUM_SKIP_STAGES="asan fuzz packaging" (any subset) leaves stages out, for quick local runs.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -45,9 +47,9 @@ setup() {  # dir [meson options...]
   local dir=$1
   shift
   if [ -f "$dir/build.ninja" ]; then
-    meson setup --reconfigure "$dir" "$@" >/dev/null
+    meson setup --reconfigure "$dir" -Dwerror=true "$@" >/dev/null
   else
-    meson setup "$dir" "$@" >/dev/null
+    meson setup "$dir" -Dwerror=true "$@" >/dev/null
   fi
 }
 
