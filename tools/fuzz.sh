@@ -14,6 +14,8 @@ if [ -f "$dir/build.ninja" ]; then
 else
   CXX=${QNUM_FUZZ_CXX:-clang++} CC=${QNUM_FUZZ_CC:-clang} meson setup "$dir" "${opts[@]}" >/dev/null
 fi
-ninja -C "$dir"
+# Only the fuzz targets (not the examples or tools this configuration also defines).
+# shellcheck disable=SC2046
+ninja -C "$dir" $(python3 tools/test_targets.py "$dir" fuzz)
 rm -rf "$dir"/fuzz/run_*/artifacts
-meson test -C "$dir" --suite fuzz --print-errorlogs --num-processes 2 "$@"
+meson test -C "$dir" --suite fuzz --no-rebuild --print-errorlogs --num-processes 2 "$@"
