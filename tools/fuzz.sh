@@ -8,12 +8,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/install-deps.sh clang libclang-rt-14-dev
 dir=${QNUM_FUZZ_BUILD_DIR:-build-fuzz}
-opts=(-Dfuzz=enabled -Dtests=disabled -Dbenchmarks=disabled -Dcuda=disabled -Dexhaustive=false)
+opts=(-Dfuzz=enabled -Dtests=disabled -Dbenchmarks=disabled -Dcuda=disabled -Dexhaustive=false -Dwerror=true)
 if [ -f "$dir/build.ninja" ]; then
   meson setup --reconfigure "$dir" "${opts[@]}" >/dev/null
 else
   CXX=${QNUM_FUZZ_CXX:-clang++} CC=${QNUM_FUZZ_CC:-clang} meson setup "$dir" "${opts[@]}" >/dev/null
 fi
-ninja -C "$dir"
+# Only the fuzz targets (not the examples or tools this configuration also defines).
+# shellcheck disable=SC2046
+ninja -C "$dir" $(python3 tools/test_targets.py "$dir" fuzz)
 rm -rf "$dir"/fuzz/run_*/artifacts
-meson test -C "$dir" --suite fuzz --print-errorlogs --num-processes 2 "$@"
+meson test -C "$dir" --suite fuzz --no-rebuild --print-errorlogs --num-processes 2 "$@"

@@ -68,7 +68,7 @@ ensure_build() {
     inc=(-Dcpp_args=-I$root/.devdeps/include -Dcuda_args=-I$root/.devdeps/include)
   fi
   if [ ! -f $bdir/build.ninja ]; then
-    meson setup $bdir -Dcuda=enabled -Dgpu_arch="$arch" -Dtests=enabled -Dexhaustive=false -Dbenchmarks=disabled \
+    meson setup $bdir -Dcuda=enabled -Dgpu_arch="$arch" -Dtests=enabled -Dexhaustive=false -Dbenchmarks=disabled -Dwerror=true \
       -Dbuildtype=release "${inc[@]}" || return 1
   fi
   local targets=(tools/convert/qnum-convert tools/convert/test_convert)

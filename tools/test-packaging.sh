@@ -7,7 +7,8 @@
 #   cmake_find_package CMake, find_package(qnum) + qnum::qnum from the installed copy
 #   plain_include      no build system: include/qnum copied into a project, g++ -I
 # Each is one test case; results go to $QNUM_PACKAGING_DIR/testlog.json (meson's testlog format) and
-# the summary line. Exits non-zero if any case fails.
+# the summary line. The four consumers run at the same time, after install_layout. Exits non-zero if any
+# case fails.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -31,9 +32,17 @@ record() {  # name result output-file
   fi
 }
 
-run_case() {  # name function
-  local out="$work/cases/$1.log"
-  if ( set -e; "$2" ) > "$out" 2>&1; then record "$1" OK "$out"; else record "$1" FAIL "$out"; fi
+run_case() {  # name function: runs it, leaves OK or FAIL and the seconds it took in cases/<name>.result
+  local out="$work/cases/$1.log" t0=$(date +%s) r=FAIL
+  if ( set -e; "$2" ) > "$out" 2>&1; then r=OK; fi
+  echo "$r $(($(date +%s) - t0))" > "$work/cases/$1.result"
+}
+
+record_case() {  # name
+  local r s
+  read -r r s < "$work/cases/$1.result" || r=FAIL
+  record "$1" "$r" "$work/cases/$1.log"
+  echo "  packaging: $1 took ${s:-?} s"
 }
 
 version=$(sed -n "s/^ *version : '\([^']*\)'.*/\1/p" meson.build | head -n 1)
@@ -41,7 +50,13 @@ prefix="$work/prefix"
 
 case_install_layout() {
   meson setup "$work/qnum-build" --prefix "$prefix" -Dtests=disabled -Dbenchmarks=disabled -Dcuda=disabled
-  meson install -C "$work/qnum-build"
+  # What `meson install` installs, without building the examples and the rest it would build first.
+  local installed
+  installed=$(meson introspect "$work/qnum-build" --targets |
+    python3 -c 'import json, os, sys; print(" ".join(os.path.relpath(f, sys.argv[1]) for t in json.load(sys.stdin) if t["installed"] for f in t["filename"]))' "$work/qnum-build")
+  # shellcheck disable=SC2086
+  ninja -C "$work/qnum-build" $installed
+  meson install -C "$work/qnum-build" --no-rebuild
   diff -r include/qnum "$prefix/include/qnum"
   find "$prefix" -name qnum.pc | grep -q .
   test -f "$prefix/share/cmake/qnum/qnumConfig.cmake"
@@ -91,9 +106,13 @@ case_plain_include() {
   "$d/consumer"
 }
 
+# The installed tree first; then the four consumers at once (each is mostly a serial configure step).
 run_case install_layout case_install_layout
-run_case meson_pkgconfig case_meson_pkgconfig
-run_case meson_subproject case_meson_subproject
-run_case cmake_find_package case_cmake_find_package
-run_case plain_include case_plain_include
+record_case install_layout
+run_case meson_pkgconfig case_meson_pkgconfig &
+run_case meson_subproject case_meson_subproject &
+run_case cmake_find_package case_cmake_find_package &
+run_case plain_include case_plain_include &
+wait
+for c in meson_pkgconfig meson_subproject cmake_find_package plain_include; do record_case "$c"; done
 exit $status

@@ -1,22 +1,44 @@
 #!/usr/bin/env bash
-# The README's test command: install what is missing, then
-#   1. build and run every test suite (the normal build, with the 2^32 exhaustive sweep);
+# The README's test command (and CI's, through .ci/run): install what is missing, then
+#   1. build everything and run every test suite (the normal build, with the 2^32 exhaustive sweep);
 #   2. build and run the host suites again under AddressSanitizer + UndefinedBehaviorSanitizer
-#      (build dir "<build>-asan", no exhaustive sweep, no CUDA, halt on the first UB report);
-#   3. fuzz every libFuzzer target for QNUM_FUZZ_SECONDS (default 60) each (tools/fuzz.sh, clang);
-#   4. check every packaging path with a tiny consumer project (tools/test-packaging.sh).
-# Prints one line "N passed, N failed, N skipped" (test cases, doctest's counts summed, one case per
-# fuzz target and per packaging path) and exits non-zero on any failure.
+#      (build dir "<build>-asan", -O1, no exhaustive sweep, no CUDA, halt on the first UB report);
+#   3. fuzz every libFuzzer target for QNUM_FUZZ_SECONDS (default 30 here) each (tools/fuzz.sh, clang);
+#   4. check every packaging path with a tiny consumer project (tools/test-packaging.sh), alongside 3.
+# Every build is configured with -Dwerror=true: warnings are errors in the project's own test runs, never
+# in a user's plain `meson setup` build. CUDA code is compiled for one architecture: QNUM_GPU_ARCH, else
+# the local GPU's, else 90 (tools/gpu-env.sh); a user's build keeps the gpu_arch default (80, 90).
+# Prints the wall time of every stage, then one line "N passed, N failed, N skipped" (test cases,
+# doctest's counts summed, one case per fuzz target and per packaging path); exits non-zero on any failure.
 # QNUM_SKIP_STAGES="asan fuzz packaging" (any subset) leaves stages out, for quick local runs.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-[ -x /usr/local/cuda/bin/nvcc ] && export PATH="$PATH:/usr/local/cuda/bin"
+. tools/gpu-env.sh  # the CUDA toolkit on PATH; arch
 
-bash tools/install-deps.sh || exit 1
 builddir=${QNUM_BUILD_DIR:-build}
 skip=" ${QNUM_SKIP_STAGES:-} "
 status=0
 logs=()
+t_all=$(date +%s)
+timings=()
+
+# Run a command and record its wall time (printed now and again in a table before the summary).
+timed() {  # label command...
+  local label=$1 t0 rc
+  shift
+  t0=$(date +%s)
+  "$@"
+  rc=$?
+  timings+=("$(printf '%-44s %5d s' "$label" $(($(date +%s) - t0)))")
+  echo "qnum: time: ${timings[-1]}"
+  return $rc
+}
+
+# Everything the stages need, installed up front (stages 3 and 4 run at the same time: one apt at a time).
+extra=()
+[[ $skip == *" fuzz "* ]] || extra+=(clang libclang-rt-14-dev)
+[[ $skip == *" packaging "* ]] || extra+=(cmake)
+timed "install-deps" bash tools/install-deps.sh "${extra[@]}" || exit 1
 
 # A stage that could not even build counts as one failed test case.
 stage_failed() {  # name logfile
@@ -30,38 +52,67 @@ setup() {  # dir [meson options...]
   local dir=$1
   shift
   if [ -f "$dir/build.ninja" ]; then
-    meson setup --reconfigure "$dir" "$@" >/dev/null
+    meson setup --reconfigure "$dir" -Dwerror=true "$@" >/dev/null
   else
-    meson setup "$dir" "$@" >/dev/null
+    meson setup "$dir" -Dwerror=true "$@" >/dev/null
   fi
 }
 
-# 1. The normal build and every suite.
-if setup "$builddir" && ninja -C "$builddir"; then
-  meson test -C "$builddir" --print-errorlogs --num-processes 2 "$@" || status=1
+# Build only what a build dir's tests run (the targets `meson test` would build first).
+build_tests() {  # dir
+  local targets
+  targets=$(python3 tools/test_targets.py "$1") || return 1
+  # shellcheck disable=SC2086
+  ninja -C "$1" $targets
+}
+
+# 1. The normal build: every target (header checks, tools, benchmarks, CUDA), then every suite.
+if timed "main: configure" setup "$builddir" -Dgpu_arch="$arch" && timed "main: build" ninja -C "$builddir"; then
+  timed "main: test" meson test -C "$builddir" --print-errorlogs --num-processes 2 "$@" || status=1
   logs+=("$builddir/meson-logs/testlog.json")
 else
   stage_failed "build ($builddir)" "$builddir/meson-logs/build-failed.json"
 fi
 
 # 2. The host suites under ASan + UBSan. No suppressions: any report fails the test that made it.
+# -O1, ASan's recommended level: instrumented -O3 compiles took three times as long. Only the tests'
+# targets are built (the header checks compile in stage 1).
 if [[ $skip != *" asan "* ]]; then
   asandir="$builddir-asan"
   export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1}
   export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
-  if setup "$asandir" -Db_sanitize=address,undefined -Db_lundef=false -Dcpp_args=-fno-sanitize-recover=all \
-        -Dexhaustive=false -Dcuda=disabled -Dbenchmarks=disabled && ninja -C "$asandir"; then
-    meson test -C "$asandir" --print-errorlogs --num-processes 2 || status=1
+  if timed "asan: configure" setup "$asandir" -Db_sanitize=address,undefined -Db_lundef=false -Dcpp_args=-fno-sanitize-recover=all \
+        -Doptimization=1 -Dexhaustive=false -Dcuda=disabled -Dbenchmarks=disabled &&
+     timed "asan: build" build_tests "$asandir"; then
+    timed "asan: test" meson test -C "$asandir" --no-rebuild --print-errorlogs --num-processes 2 || status=1
     logs+=("$asandir/meson-logs/testlog.json")
   else
     stage_failed "build ($asandir, ASan+UBSan)" "$asandir/meson-logs/build-failed.json"
   fi
 fi
 
-# 3. Fuzzing (clang + libFuzzer; tools/fuzz.sh installs them).
+# 4. Packaging (install to a temporary prefix, then build the four consumer projects) runs in the
+# background during stage 3: it is mostly serial, and the fuzz build leaves a core idle while its longest
+# file compiles. Its output is printed once stage 3 is done.
+pkgdir="$builddir-packaging"
+if [[ $skip != *" packaging "* ]]; then
+  mkdir -p "$pkgdir"
+  rm -f "$pkgdir/testlog.json" "$pkgdir/stage.rc"
+  (
+    t0=$(date +%s)
+    QNUM_PACKAGING_DIR="$pkgdir" bash tools/test-packaging.sh > "$pkgdir/stage.log" 2>&1
+    echo "$? $(($(date +%s) - t0))" > "$pkgdir/stage.rc"
+  ) &
+  pkgpid=$!
+fi
+
+# 3. Fuzzing (clang + libFuzzer; tools/fuzz.sh installs them): a smoke run, QNUM_FUZZ_SECONDS per target
+# (30 unless set; tools/fuzz.sh alone: 60), two targets at a time.
 if [[ $skip != *" fuzz "* ]]; then
   fuzzdir="$builddir-fuzz"
-  QNUM_FUZZ_BUILD_DIR="$fuzzdir" bash tools/fuzz.sh || status=1
+  rm -f "$fuzzdir/meson-logs/testlog.json"
+  QNUM_FUZZ_BUILD_DIR="$fuzzdir" QNUM_FUZZ_SECONDS=${QNUM_FUZZ_SECONDS:-30} \
+    timed "fuzz: configure, build, run" bash tools/fuzz.sh || status=1
   if [ -f "$fuzzdir/meson-logs/testlog.json" ]; then
     logs+=("$fuzzdir/meson-logs/testlog.json")
   else
@@ -69,16 +120,22 @@ if [[ $skip != *" fuzz "* ]]; then
   fi
 fi
 
-# 4. Packaging: install to a temporary prefix, then build the four consumer projects.
 if [[ $skip != *" packaging "* ]]; then
-  pkglog="$builddir-packaging/testlog.json"
-  QNUM_PACKAGING_DIR="$builddir-packaging" bash tools/test-packaging.sh || status=1
-  if [ -f "$pkglog" ]; then
-    logs+=("$pkglog")
+  wait "$pkgpid"
+  cat "$pkgdir/stage.log"
+  read -r pkgrc pkgsecs < "$pkgdir/stage.rc" || pkgrc=1
+  timings+=("$(printf '%-44s %5s s' "packaging (alongside fuzz)" "${pkgsecs:-?}")")
+  echo "qnum: time: ${timings[-1]}"
+  [ "$pkgrc" = 0 ] || status=1
+  if [ -f "$pkgdir/testlog.json" ]; then
+    logs+=("$pkgdir/testlog.json")
   else
-    stage_failed "packaging" "$pkglog"
+    stage_failed "packaging" "$pkgdir/testlog.json"
   fi
 fi
 
+timings+=("$(printf '%-44s %5d s' total $(($(date +%s) - t_all)))")
+echo "qnum: wall time per stage:"
+printf '  %s\n' "${timings[@]}"
 python3 tools/test_summary.py "${logs[@]}" || status=1
 exit $status

@@ -1,0 +1,20 @@
+#!/usr/bin/env python3
+"""Print the ninja targets (paths relative to the build dir) that a meson build dir's tests run,
+one per line: what `meson test [--suite SUITE]...` would build before running them. tools/test.sh and
+tools/fuzz.sh build only these where a stage has nothing else to show.
+Usage: test_targets.py BUILD_DIR [SUITE...] (no suite: every test)"""
+import json
+import os
+import sys
+
+build = sys.argv[1]
+info = os.path.join(build, "meson-info")
+with open(os.path.join(info, "intro-targets.json")) as f:
+    files = {t["id"]: t["filename"] for t in json.load(f)}
+with open(os.path.join(info, "intro-tests.json")) as f:
+    tests = json.load(f)
+suites = set(sys.argv[2:])
+if suites:  # meson names a suite "project:suite" in the introspection data
+    tests = [t for t in tests if any(s.split(":", 1)[-1] in suites for s in t["suite"])]
+need = {os.path.relpath(path, build) for t in tests for dep in t["depends"] for path in files.get(dep, [])}
+print("\n".join(sorted(need)))
