@@ -63,7 +63,7 @@ inline void st(std::uint16_t* p, std::int64_t i, float v) {
   p[i] = static_cast<std::uint16_t>((b + 0x7FFFu + ((b >> 16) & 1u)) >> 16);  // RNE, finite inputs
 }
 
-const auto int8_sym = qnum::symmetric_restricted<qnum::int8>();
+const auto int8_sym = qnum::presets::int8_sym;
 
 // ---- copy ----------------------------------------------------------------------------------------
 void bm_copy(benchmark::State& s) {

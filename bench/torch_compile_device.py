@@ -5,7 +5,7 @@ What a PyTorch user gets from torch.compile for the operations that qnum-bench-d
 (bench/throughput_device.cu) times, measured the same way, so that both can be run in one GPU session
 and compared row by row.
 
-    python3 bench/torch_compile_device.py [--quick] [--reps N] [--calls N] [--filter TEXT]
+    python3 bench/torch_compile_device.py [--quick] [--headline] [--reps N] [--calls N] [--filter TEXT]
                                           [--csv FILE] [--md FILE] [--join QNUM_CSV]
     python3 bench/torch_compile_device.py --check [--device cuda|cpu]
     python3 bench/torch_compile_device.py --load TORCH_CSV --join QNUM_CSV      (no torch, no GPU)
@@ -26,7 +26,7 @@ Operations, dtype labels, shapes, byte counts and the timing protocol are those 
   eager = --calls (default 100) back-to-back calls of the compiled function from an idle stream (the
   Python and launch overhead included) / calls; graph = the same calls captured in one CUDA graph
   (torch.cuda.CUDAGraph), replays queued ahead, / calls.
-* Targets of qnum's issue 6 are applied to these rows too: large shapes >= 90 % of the copy, small
+* qnum's targets are applied to these rows too: large shapes >= 90 % of the copy, small
   shapes <= 3 us per call under a graph. A miss does not change the exit status.
 
 The formulas are those of qnum's presets (include/qnum/presets.hpp, scale.hpp compute_params,
@@ -464,23 +464,20 @@ def make_ops() -> List[BenchOp]:
         ops.append(BenchOp("dequantize grad int8 (per tensor)", "->bf16", grad_int8_dequantize, args,
                            lambda r, c: r * c * 3, ("bf16",)))
 
-    for label in ("bf16", "fp32"):
-        add_quantize("quantize int8 sym g128", label, INT8_SYM, 1, 128)
-    for label in ("bf16", "fp32"):
-        add_quantize("quantize int8 sym g32", label, INT8_SYM, 1, 32)
-    for label in ("bf16", "fp32"):
-        add_quantize("quantize int4 sym g128", label, SLIME_INT4, 1, 128)
-    for label in ("bf16", "fp32"):
-        add_quantize("quantize int4 sym g32", label, SLIME_INT4, 1, 32)
-    add_quantize("quantize int4 asym g128 (+zeros)", "bf16", CT_W4A16_ASYM, 1, 128)
-    for label in ("bf16", "fp32"):
-        add_quantize("quantize fp8 e4m3 1x128", label, DEEPGEMM_FP8, 1, 128)
-    for label in ("bf16", "fp32"):
-        add_quantize("quantize fp8 e4m3 128x128", label, DEEPGEMM_FP8, 128, 128)
-    for label in ("bf16", "fp32"):
-        add_quantize("quantize int8 per-row", label, TORCHAO_INT8, 1, 0)
-    for label in ("bf16", "fp32"):
-        add_quantize("quantize fp8 e4m3 per-tensor (2 pass)", label, TE_FP8, 0, 0, two_pass=True)
+    # (name, scheme, block rows, block cols, two-pass, input labels): qnum-bench-device's order.
+    both, bf16_only = ("bf16", "fp32"), ("bf16",)
+    for name, scheme, br, bc, two_pass, labels in (
+            ("quantize int8 sym g128", INT8_SYM, 1, 128, False, both),
+            ("quantize int8 sym g32", INT8_SYM, 1, 32, False, both),
+            ("quantize int4 sym g128", SLIME_INT4, 1, 128, False, both),
+            ("quantize int4 sym g32", SLIME_INT4, 1, 32, False, both),
+            ("quantize int4 asym g128 (+zeros)", CT_W4A16_ASYM, 1, 128, False, bf16_only),
+            ("quantize fp8 e4m3 1x128", DEEPGEMM_FP8, 1, 128, False, both),
+            ("quantize fp8 e4m3 128x128", DEEPGEMM_FP8, 128, 128, False, both),
+            ("quantize int8 per-row", TORCHAO_INT8, 1, 0, False, both),
+            ("quantize fp8 e4m3 per-tensor (2 pass)", TE_FP8, 0, 0, True, both)):
+        for label in labels:
+            add_quantize(name, label, scheme, br, bc, two_pass=two_pass)
     add_pack("w4a16 quantize+pack sym g128", CT_W4A16_SYM, 128)
     add_pack("w4a16 quantize+pack asym g128", CT_W4A16_ASYM, 128)
     add_dequantize("dequantize int8 sym g128", "->bf16", INT8_SYM, 1, 128)
@@ -1263,6 +1260,8 @@ def run_bench(args) -> int:
     reps = args.reps or (10 if args.quick else 50)
     large = [(4096, 4096)] if args.quick else [(8192, 8192), (32768, 4096)]
     small = [(1, 4096), (256, 4096)] if args.quick else [(1, 4096), (16, 4096), (64, 4096), (256, 4096)]
+    if args.headline:
+        large, small = large[:1], []
     ops = [o for o in make_ops() if not args.filter or args.filter in o.name]
     if not ops:
         msg(f"no operation matches --filter {args.filter}")
@@ -1284,7 +1283,7 @@ def run_bench(args) -> int:
                 "% of copy = against torch copy_ (D2D) of the same traffic in the same run. Small shapes: warm L2, "
                 f"microseconds per call over {args.calls} calls: eager (back-to-back calls of the compiled function "
                 "from an idle stream, Python overhead included) and graph (the calls captured in one CUDA graph, "
-                f"replays queued ahead), median and min of {reps} batches. Targets (qnum issue 6): large shapes >= "
+                f"replays queued ahead), median and min of {reps} batches. qnum targets: large shapes >= "
                 "90% of the copy; small shapes <= 3 us per call under a graph.")
     print(settings)
 
@@ -1424,6 +1423,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                "  python3 bench/torch_compile_device.py --load torch.csv --join qnum.csv   (table only, no torch)",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help="4096x4096 and 1/256 x 4096 only, 10 repetitions (smoke run)")
+    p.add_argument("--headline", action="store_true", help="the first large shape only (8192x8192; --quick: "
+                   "4096x4096), no small shapes: one compile per operation instead of six")
     p.add_argument("--reps", type=positive, default=0, help="timed runs per measurement (default 50; median and min)")
     p.add_argument("--calls", type=positive, default=100, help="calls per eager batch / per CUDA graph (default 100)")
     p.add_argument("--filter", default="", metavar="TEXT", help="only operations whose name contains TEXT")

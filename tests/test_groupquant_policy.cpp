@@ -323,13 +323,15 @@ TEST_CASE("NaN outputs: every NaN a dequantizer writes is the canonical quiet Na
 }
 
 namespace {
+// Field by field through structured bindings: this compiles only while scheme<F> has exactly these eleven
+// fields, so a field added to scheme fails here until fixed_scheme (which copies each one) carries it too.
 template <class H>
 bool same_scheme(const H&, const qnum::scheme<typename H::format>& b) {
   constexpr auto a = H::get();  // a constant expression: every field known to the compiler
-  return a.kind == b.kind && a.scale_by == b.scale_by && a.eps_rule == b.eps_rule &&
-         qtest::bits(a.eps) == qtest::bits(b.eps) && a.pow2 == b.pow2 && a.store == b.store &&
-         a.codes_from_stored == b.codes_from_stored && a.x_by == b.x_by && a.work == b.work && a.zero_first == b.zero_first &&
-         a.zero_subtract_first == b.zero_subtract_first;
+  const auto& [k1, sb1, er1, e1, p1, st1, c1, x1, w1, zf1, zs1] = a;
+  const auto& [k2, sb2, er2, e2, p2, st2, c2, x2, w2, zf2, zs2] = b;
+  return k1 == k2 && sb1 == sb2 && er1 == er2 && qtest::bits(e1) == qtest::bits(e2) && p1 == p2 && st1 == st2 && c1 == c2 &&
+         x1 == x2 && w1 == w2 && zf1 == zf2 && zs1 == zs2;
 }
 }  // namespace
 
@@ -345,6 +347,9 @@ TEST_CASE("fixed_scheme carries every field of its preset; fast_div divides exac
   CHECK(same_scheme(fixed_scheme<p::te_fp8_current>{}, p::te_fp8_current));
   CHECK(same_scheme(fixed_scheme<p::mxfp4>{}, p::mxfp4));
   CHECK(same_scheme(fixed_scheme<p::nvfp4>{}, p::nvfp4));
+  CHECK(same_scheme(fixed_scheme<p::int8_sym>{}, p::int8_sym));
+  CHECK(same_scheme(fixed_scheme<p::torchao_int8_sym>{}, p::torchao_int8_sym));
+  CHECK(!same_scheme(fixed_scheme<p::int8_sym>{}, p::int8_sym.x_multiply()));  // the comparison sees a field
   static_assert(qnum::is_scheme_holder_v<fixed_scheme<p::nvfp4>> && qnum::is_scheme_holder_v<qnum::runtime_scheme<qnum::int8>> &&
                     !qnum::is_scheme_holder_v<qnum::scheme<qnum::int8>>,
                 "holders");
@@ -412,4 +417,99 @@ TEST_CASE("the device's nearest-even integer path (round, then clamp the integer
   CHECK(device_rne_mismatches(qnum::asymmetric<qnum::uint8>().in_work(work_dtype::bf16).zero_before_round()) == 0);
   CHECK(device_rne_mismatches(qnum::asymmetric<qnum::int4>().in_work(work_dtype::fp16)) == 0);
   CHECK(device_rne_mismatches(qnum::symmetric_restricted<qnum::int8>().x_multiply().in_work(work_dtype::bf16)) == 0);
+}
+
+namespace {
+
+// Element for the fast-statistics test: NaN (any sign and payload), +-Inf, +-0, subnormals, +-FLT_MAX, and
+// finite values over the whole exponent range.
+float stats_value(std::uint32_t b) {
+  const std::uint32_t sign = b & 0x80000000u;
+  switch ((b >> 8) % 16) {
+    case 0: return qnum::detail::bits_to_float(0x7F800001u | sign | (b & 0x3FFFFFu));  // NaN
+    case 1: return qnum::detail::bits_to_float(0x7F800000u | sign);                     // +-Inf
+    case 2:
+    case 3: return qnum::detail::bits_to_float(sign);                                   // +-0
+    case 4: return qnum::detail::bits_to_float(sign | (b & 0x7FFFFFu) | 1u);            // subnormal
+    case 5: return qnum::detail::bits_to_float(sign | 0x7F7FFFFFu);                     // +-FLT_MAX
+    default: break;
+  }
+  const std::uint32_t r = qnum::random_bits(7, b);
+  return qnum::detail::bits_to_float(sign | (r % 0x7F000000u) | (r & 0x7FFFu));  // finite, any exponent below the top
+}
+
+bool same_params(const qnum::group_params& a, const qnum::group_params& b) {
+  return qtest::bits(a.scale) == qtest::bits(b.scale) && qtest::bits(a.code_scale) == qtest::bits(b.code_scale) &&
+         qtest::bits(a.inv) == qtest::bits(b.inv) && a.zero == b.zero && a.scale_code == b.scale_code;
+}
+
+// The device's fast statistics (fragment_stats: detail::fast_accumulate per fragment, fast_stats_finish, then
+// fast_merge across the sub-group) against accumulate() over the same group: a non-finite result must come
+// exactly when an element is infinite (the kernels then recompute with accumulate), and a finite one must give
+// compute_params' parameters bit for bit, whatever sign the hardware gives a zero minimum, maximum or amax.
+template <class F>
+std::uint64_t fast_stats_mismatches(const qnum::scheme<F>& s, std::uint32_t seed) {
+  const bool mm = s.kind == qnum::scheme_kind::asymmetric;
+  std::uint64_t bad = 0;
+  for (std::uint32_t t = 0; t < 20000; ++t) {
+    const std::uint32_t shape = qnum::random_bits(seed, t);
+    const int frags = 1 + static_cast<int>(shape % 4), per = 1 + static_cast<int>((shape >> 4) % 16);
+    const std::uint32_t flavour = (shape >> 12) % 4;  // 0: hostile mix; 1: finite only; 2: zeros and NaN; 3: one sign
+    qnum::group_stats exact, fast;
+    bool has_inf = false;
+    for (int f = 0; f < frags; ++f) {
+      qnum::group_stats part;
+      for (int i = 0; i < per; ++i) {
+        std::uint32_t b = qnum::random_bits(seed + 1, std::uint64_t{t} * 64u + static_cast<std::uint64_t>(f * per + i));
+        if (flavour == 1 && ((b >> 8) % 16) < 2) b += 2u << 8;
+        if (flavour == 2) b = (b & ~0xFF00u) | ((b % 2 ? 0u : 2u) << 8);
+        if (flavour == 3) b &= 0x7FFFFFFFu;
+        const float x = stats_value(b);
+        has_inf = has_inf || std::isinf(x);
+        qnum::accumulate(exact, x);
+        qnum::detail::fast_accumulate(part, x, mm);
+      }
+      qnum::detail::fast_stats_finish(part, mm);
+      fast = f == 0 ? part : qnum::detail::fast_merge(fast, part, mm);
+    }
+    if (qnum::detail::fast_stats_need_exact(fast) != has_inf) {
+      ++bad;
+      continue;
+    }
+    if (has_inf) continue;
+    const qnum::group_params want = qnum::compute_params(s, exact);
+    for (int v = 0; v < 8; ++v) {  // each zero statistic with either sign
+      qnum::group_stats st = fast;
+      if ((v & 1) && st.min == 0.0f) st.min = -st.min;
+      if ((v & 2) && st.max == 0.0f) st.max = -st.max;
+      if ((v & 4) && st.amax == 0.0f) st.amax = -st.amax;
+      if (!same_params(qnum::compute_params(s, st), want)) ++bad;
+    }
+  }
+  return bad;
+}
+
+}  // namespace
+
+TEST_CASE("device fast statistics (fmin/fmax chains) give accumulate()'s group parameters, every preset") {
+  namespace p = qnum::presets;
+  CHECK(fast_stats_mismatches(p::slime_int4_qat, 1) == 0);
+  CHECK(fast_stats_mismatches(p::slime_int4_checkpoint, 2) == 0);
+  CHECK(fast_stats_mismatches(p::ct_w4a16_sym, 3) == 0);
+  CHECK(fast_stats_mismatches(p::ct_w4a16_sym_bf16, 4) == 0);
+  CHECK(fast_stats_mismatches(p::ct_w4a16_asym, 5) == 0);
+  CHECK(fast_stats_mismatches(p::ct_fp8, 6) == 0);
+  CHECK(fast_stats_mismatches(p::int8_sym, 7) == 0);
+  CHECK(fast_stats_mismatches(p::torchao_int4_sym, 8) == 0);
+  CHECK(fast_stats_mismatches(p::torchao_int8_sym, 9) == 0);
+  CHECK(fast_stats_mismatches(p::torchao_uint4_asym, 10) == 0);
+  CHECK(fast_stats_mismatches(p::torchao_uint8_asym, 11) == 0);
+  CHECK(fast_stats_mismatches(p::deepgemm_fp8, 12) == 0);
+  CHECK(fast_stats_mismatches(p::deepgemm_fp8_ue8m0, 13) == 0);
+  CHECK(fast_stats_mismatches(p::te_fp8_current, 14) == 0);
+  CHECK(fast_stats_mismatches(p::te_fp8_current_e5m2, 15) == 0);
+  CHECK(fast_stats_mismatches(p::mxfp8_rceil, 16) == 0);
+  CHECK(fast_stats_mismatches(p::mxfp4, 17) == 0);
+  CHECK(fast_stats_mismatches(p::nvfp4, 18) == 0);
+  CHECK(fast_stats_mismatches(p::ct_fp4, 19) == 0);
 }

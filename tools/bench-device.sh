@@ -5,25 +5,30 @@
 #   env.txt (git revision, nvcc, driver, nvidia-smi clocks/power/throttle state before and after, CPU).
 # Extra arguments go to qnum-bench-device (--quick, --reps N, --calls N, --filter TEXT).
 # Environment: QNUM_GPU_ARCH (default: the compute capability nvidia-smi reports, else 90),
-# QNUM_BENCH_BUILD_DIR (default build-bench-device), QNUM_BENCH_OUT (default the directory above).
+# QNUM_BENCH_BUILD_DIR (default build-bench-device), QNUM_BENCH_OUT (default the directory above),
+# QNUM_BENCH_EXE (a qnum-bench-device built elsewhere for this GPU: run it, build nothing).
 # Clocks are not locked here (that needs root and changes the machine): env.txt records them instead.
 # Exit status: the program's (0 ran, 1 CUDA error or a verification mismatch, 77 no GPU).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . tools/gpu-env.sh  # PATH, have_smi, arch
-if ! command -v nvcc >/dev/null; then
+exe=${QNUM_BENCH_EXE:-}
+if [ -z "$exe" ] && ! command -v nvcc >/dev/null; then
   echo "bench-device: nvcc not found (install the CUDA toolkit)" >&2
   exit 1
 fi
 
-dir=${QNUM_BENCH_BUILD_DIR:-build-bench-device}
-opts=(-Dcuda=enabled -Dgpu_arch="$arch" -Dbenchmarks=auto -Dtests=disabled -Dexhaustive=false -Dbuildtype=release)
-if [ -f "$dir/build.ninja" ]; then
-  meson setup --reconfigure "$dir" "${opts[@]}" >/dev/null
-else
-  meson setup "$dir" "${opts[@]}" >/dev/null
+if [ -z "$exe" ]; then
+  dir=${QNUM_BENCH_BUILD_DIR:-build-bench-device}
+  opts=(-Dcuda=enabled -Dgpu_arch="$arch" -Dbenchmarks=auto -Dtests=disabled -Dexhaustive=false -Dbuildtype=release)
+  if [ -f "$dir/build.ninja" ]; then
+    meson setup --reconfigure "$dir" "${opts[@]}" >/dev/null
+  else
+    meson setup "$dir" "${opts[@]}" >/dev/null
+  fi
+  ninja -C "$dir" bench/qnum-bench-device
+  exe=$dir/bench/qnum-bench-device
 fi
-ninja -C "$dir" bench/qnum-bench-device
 
 gpu=unknown-gpu
 if [ $have_smi = 1 ]; then
@@ -44,6 +49,7 @@ smi_state() {
 {
   echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
   echo "git: $(git rev-parse HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (dirty)')"
+  [ -n "${QNUM_BENCH_EXE:-}" ] && echo "program: $exe (built elsewhere)"
   echo "gpu_arch: $arch"
   echo "args: $*"
   nvcc --version | tail -n 2
@@ -53,7 +59,7 @@ smi_state() {
 } > "$out/env.txt"
 
 set +e
-"$dir/bench/qnum-bench-device" --csv "$out/results.csv" --md "$out/results.md" "$@" 2>&1 | tee "$out/run.txt"
+"$exe" --csv "$out/results.csv" --md "$out/results.md" "$@" 2>&1 | tee "$out/run.txt"
 rc=${PIPESTATUS[0]}
 set -e
 

@@ -286,7 +286,7 @@ def layouts(out):
 
 
 # ---------------------------------------------------------------------------------------------------
-# groupquant: group quantization references (issue 3). Each case is one 2-D tensor quantized by the
+# groupquant: group quantization references . Each case is one 2-D tensor quantized by the
 # REAL reference code (torchao, torch, compressed-tensors) or by the reference formula copied verbatim
 # (slime's patch, DeepGEMM's utils/math.py; they are formulas in those repositories, not packages).
 # File tests/data/groupquant.bin:  b"QGV1", u32 ncases, then per case:

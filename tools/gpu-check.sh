@@ -4,6 +4,10 @@
 #   tools/gpu-check.sh pack              on this (CPU) machine, before the first device call: copies the
 #                                        header-only test dependencies (doctest, nlohmann/json) and the git
 #                                        revision into .devdeps/ (git-ignored); name .devdeps in the call's carry.
+#   tools/gpu-check.sh prebuild BUILDDIR on this machine, after pack: builds the device programs for sm_$QNUM_GPU_ARCH (default
+#                                        90) in the meson build dir BUILDDIR (made if missing) and copies them into
+#                                        .devdeps/bin; the stages below then run those and build nothing (the device
+#                                        tests take longer to compile than one device call may run).
 #   tools/gpu-check.sh STAGE...          on the GPU machine (default: every stage, in this order):
 #     build     meson build-gpu for the local GPU's architecture: device tests, qnum-convert (GPU path), test_convert
 #     test      the device tests and test_convert_gpu (the GPU path of qnum-convert vs the committed goldens)
@@ -11,7 +15,8 @@
 #               for every format; racecheck / synccheck on the tests whose kernels share memory or sync
 #     bench     tools/bench-device.sh (qnum-bench-device, medians vs a same-run D2D copy); with QNUM_BENCH_TORCH=1
 #               also bench/torch_compile_device.py (the torch.compile column, joined to qnum's CSV; a skip (77, no
-#               torch) or a failure is noted in bench.txt and never fails the stage)
+#               torch) or a failure is noted in bench.txt and never fails the stage; QNUM_BENCH_TORCH_ARGS: its
+#               extra arguments, e.g. --headline; QNUM_BENCH_TORCH_TIMEOUT: seconds, default 1800)
 #     convert   tools/convert/bench_convert.py --devices cpu,gpu on a generated 3 GB checkpoint
 #
 # A device command runs at most 10 minutes and a machine is given back 30 s after a call, with its build:
@@ -35,6 +40,30 @@ if [ "${1:-}" = pack ]; then
   exit 0
 fi
 
+# Programs the stages run, relative to a build dir.
+device_tests=(test_codec_device test_dynamic_scale_device test_pack_device test_quantize_device)
+programs=(tools/convert/qnum-convert tools/convert/test_convert bench/qnum-bench-device examples/qnum-w4a16-matvec)
+for t in "${device_tests[@]}"; do programs+=("tests/cuda/$t"); done
+
+if [ "${1:-}" = prebuild ]; then
+  pb=${2:?usage: tools/gpu-check.sh prebuild BUILDDIR}
+  [ -d .devdeps/include ] || { echo "gpu-check prebuild: run 'tools/gpu-check.sh pack' first" >&2; exit 1; }
+  export PATH=/usr/local/cuda/bin:$PATH
+  if [ ! -f "$pb/build.ninja" ]; then
+    meson setup "$pb" -Dcuda=enabled -Dgpu_arch="${QNUM_GPU_ARCH:-90}" -Dtests=enabled -Dexhaustive=false \
+      -Dbenchmarks=auto -Dwerror=true -Dbuildtype=release || exit 1
+  fi
+  # nvcc's dependency files do not always name the headers: touch the sources so every program is current.
+  touch tests/cuda/*.cu bench/*.cu examples/*.cu tools/convert/*.cu
+  ninja -C "$pb" "${programs[@]}" || exit 1
+  rm -rf .devdeps/bin
+  for p in "${programs[@]}"; do
+    mkdir -p ".devdeps/bin/$(dirname "$p")" && cp "$pb/$p" ".devdeps/bin/$p" || exit 1
+  done
+  du -sh .devdeps
+  exit 0
+fi
+
 stages=("$@")
 [ ${#stages[@]} -eq 0 ] && stages=(build test sanitize bench convert)
 . tools/gpu-env.sh  # PATH, have_smi, arch
@@ -42,8 +71,12 @@ out=${QNUM_GPU_CHECK_OUT:-${OUT:-bench/results/gpu-check-$(date -u +%Y%m%dT%H%MZ
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 bdir=build-gpu
+prebuilt=0
+if [ -d .devdeps/bin ]; then  # programs from `prebuild`
+  bdir=.devdeps/bin
+  prebuilt=1
+fi
 sanitize_timeout=${QNUM_SANITIZE_TIMEOUT:-120}
-device_tests=(test_codec_device test_dynamic_scale_device test_pack_device test_quantize_device)
 failed=0
 
 {
@@ -63,6 +96,10 @@ note() {  # stage status
 }
 
 ensure_build() {
+  if [ $prebuilt = 1 ]; then
+    echo "prebuilt programs from $(head -n 2 .devdeps/REVISION 2>/dev/null | tr '\n' ' ')"
+    return 0
+  fi
   local inc=()
   if [ -d .devdeps/include ]; then
     inc=(-Dcpp_args=-I$root/.devdeps/include -Dcuda_args=-I$root/.devdeps/include)
@@ -85,7 +122,20 @@ for stage in "${stages[@]}"; do
       ;;
     test)
       ensure_build > /dev/null 2>&1
-      if meson test -C $bdir --no-rebuild --print-errorlogs "${device_tests[@]}" test_convert_gpu > "$log" 2>&1 &&
+      if [ $prebuilt = 1 ]; then  # no meson here: run each program; 77 (no GPU) counts as a failure
+        bad=0
+        : > "$log"
+        for t in "${device_tests[@]}"; do
+          echo "---- $t" >> "$log"
+          $bdir/tests/cuda/$t >> "$log" 2>&1 || { echo "---- FAILED (exit $?): $t" >> "$log"; bad=1; }
+        done
+        echo "---- test_convert --gpu" >> "$log"
+        QNUM_TEST_DATA_DIR=$root/tests/data QNUM_CONVERT_EXE=$root/$bdir/tools/convert/qnum-convert \
+          $bdir/tools/convert/test_convert --gpu >> "$log" 2>&1 || { echo "---- FAILED (exit $?): test_convert" >> "$log"; bad=1; }
+        echo "---- qnum-w4a16-matvec" >> "$log"
+        $bdir/examples/qnum-w4a16-matvec >> "$log" 2>&1 || { echo "---- FAILED (exit $?): qnum-w4a16-matvec" >> "$log"; bad=1; }
+        if [ $bad = 0 ]; then note test ok; else note test "FAILED (see test.txt)"; fi
+      elif meson test -C $bdir --no-rebuild --print-errorlogs "${device_tests[@]}" test_convert_gpu > "$log" 2>&1 &&
          ! grep -q "^Skipped: *[1-9]" "$log"; then
         note test ok
       else
@@ -124,15 +174,17 @@ for stage in "${stages[@]}"; do
       if [ $bad = 0 ]; then note sanitize ok; else note sanitize "FAILED (see sanitize.txt)"; fi
       ;;
     bench)
-      if QNUM_GPU_ARCH="$arch" QNUM_BENCH_OUT="$out/bench-device" tools/bench-device.sh > "$log" 2>&1; then
+      bench_exe=()
+      [ $prebuilt = 1 ] && bench_exe=(QNUM_BENCH_EXE=$root/$bdir/bench/qnum-bench-device)
+      if env "${bench_exe[@]}" QNUM_GPU_ARCH="$arch" QNUM_BENCH_OUT="$out/bench-device" tools/bench-device.sh > "$log" 2>&1; then
         cat "$out/bench-device/results.md" >> "$log" 2>/dev/null
         note bench ok
       else
         note bench FAILED
       fi
       if [ "${QNUM_BENCH_TORCH:-0}" = 1 ]; then  # opt-in: minutes of torch.compile; not part of the stage's status
-        python3 bench/torch_compile_device.py --csv "$out/bench-device/torch.csv" \
-          --join "$out/bench-device/results.csv" >> "$log" 2>&1
+        timeout "${QNUM_BENCH_TORCH_TIMEOUT:-1800}" python3 bench/torch_compile_device.py ${QNUM_BENCH_TORCH_ARGS:-} \
+          --csv "$out/bench-device/torch.csv" --join "$out/bench-device/results.csv" >> "$log" 2>&1
         echo "torch_compile_device.py: exit $? (77: skipped)" >> "$log"
         cat "$out/bench-device/torch.csv" >> "$log" 2>/dev/null
       fi

@@ -250,17 +250,26 @@ def parse_nvdisasm(text):
     return funcs
 
 
+def sections(text, header):
+    """(name, line) for every line of text after the first match of the regular expression header, whose
+    group 1 names the section that the following lines belong to (the header lines themselves are skipped)."""
+    cur = None
+    for line in text.splitlines():
+        m = re.search(header, line)
+        if m:
+            cur = m.group(1)
+            yield cur, None
+            continue
+        if cur is not None:
+            yield cur, line
+
+
 def parse_cuobjdump(text):
     """{mangled kernel name: [Instr]} from `cuobjdump -sass` (numeric targets; BRX targets unknown)."""
     funcs = {}
-    cur = None
-    for line in text.splitlines():
-        m = re.match(r"^\s*Function\s*:\s*(\S+)\s*$", line)
-        if m:
-            cur = m.group(1)
+    for cur, line in sections(text, r"^\s*Function\s*:\s*(\S+)\s*$"):
+        if line is None:
             funcs[cur] = []
-            continue
-        if cur is None:
             continue
         line = re.sub(r"/\*\s*0x[0-9a-fA-F]+\s*\*/\s*$", "", line)
         m = INSTR_RE.match(line)
@@ -925,32 +934,20 @@ def cubins_of(path, arch, cuobjdump, tmp):
 
 def parse_res_usage(text):
     res = {}
-    cur = None
-    for line in text.splitlines():
-        m = re.match(r"^\s*Function\s+(\S+?):\s*$", line)
-        if m:
-            cur = m.group(1)
-            continue
-        if cur and "REG:" in line:
+    for cur, line in sections(text, r"^\s*Function\s+(\S+?):\s*$"):
+        if line is not None and cur not in res and "REG:" in line:
             d = dict(re.findall(r"([A-Z\[\]0-9]+):(\d+)", line))
             res[cur] = {"regs": int(d.get("REG", 0)), "stack": int(d.get("STACK", 0)),
                         "smem": int(d.get("SHARED", 0)), "local": int(d.get("LOCAL", 0))}
-            cur = None
     return res
 
 
 def parse_ptxas(text):
     sp = {}
-    cur = None
-    for line in text.splitlines():
-        m = re.search(r"Function properties for (\S+)", line)
-        if m:
-            cur = m.group(1)
-            continue
-        m = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", line)
-        if m and cur:
+    for cur, line in sections(text, r"Function properties for (\S+)"):
+        m = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", line or "")
+        if m and cur not in sp:
             sp[cur] = (int(m.group(1)), int(m.group(2)))
-            cur = None
     return sp
 
 

@@ -32,6 +32,11 @@ inline constexpr scheme<fp8_e4m3> ct_fp8 = float_amax<fp8_e4m3>().eps_zero_to(1.
 inline constexpr group_shape ct_group32 = group_size(32);
 inline constexpr group_shape ct_group128 = group_size(128);
 
+// Plain symmetric INT8 (Q-Galore-style gradient and state quantization, the throughput benchmarks' baseline):
+// s = amax / 127 (fp32 divide), q = clamp(round(x / s), -127, 127), scale fp32; an all-zero group gets s = 1
+// and codes 0 (the rule for schemes without an eps).
+inline constexpr scheme<int8> int8_sym = symmetric_restricted<int8>();
+
 // torchao choose_qparams_affine / quantize_affine (fp32 input, eps = finfo(fp32).smallest_normal):
 // SYMMETRIC int4 in [-8, 7]: s = max(amax / 7.5, eps); q = clamp(round(x * (1/s)), -8, 7).
 inline constexpr scheme<int4> torchao_int4_sym = symmetric_full<int4>().eps_floor(1.17549435e-38f).x_multiply();

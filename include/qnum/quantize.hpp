@@ -104,11 +104,20 @@ QNUM_HD code_t<F> quantize_value(const scheme<F>& s, const group_params& p, floa
   }
 }
 
+namespace detail {
+// (q - z) * scale rounded to the working dtype: an integer code's value. Never NaN when the scale is finite
+// (the device's dequantize_fragment uses it alone then); dequantize_value adds the canonical NaN rule.
+template <class F>
+QNUM_HD float dequantize_int_finite_scale(const scheme<F>& s, const group_params& p, std::uint32_t code) {
+  const float d = static_cast<float>(code_to_int<F>(code) - p.zero);
+  return to_work(mul_rn(d, p.scale), s.work);
+}
+}  // namespace detail
+
 template <class F>
 QNUM_HD float dequantize_value(const scheme<F>& s, const group_params& p, std::uint32_t code) {
   if constexpr (F::is_integer) {
-    const float d = static_cast<float>(code_to_int<F>(code) - p.zero);
-    return detail::canonical_nan(detail::to_work(detail::mul_rn(d, p.scale), s.work));
+    return detail::canonical_nan(detail::dequantize_int_finite_scale(s, p, code));
   } else {
     return detail::canonical_nan(detail::mul_rn(decode<F>(code), p.scale));
   }

@@ -30,6 +30,7 @@
 // that overflows is clamped likewise. See quantize.hpp for the per-element rules.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <type_traits>
 
@@ -137,6 +138,64 @@ QNUM_HD group_stats merge(group_stats a, const group_stats& b) {
   if (b.max > a.max) a.max = b.max;
   return a;
 }
+
+namespace detail {
+
+// The fast statistics the device kernels use (cuda::fragment_stats): min = fmin(min, x), max = fmax(max, x),
+// amax = fmax(amax, |x|), one instruction per element and statistic. fmin/fmax drop a NaN operand; an
+// infinite element is kept, so the result equals accumulate()'s whenever it is finite, and a non-finite
+// result (fast_stats_need_exact) means "recompute with accumulate()". With min_max, amax is finished from
+// min and max by fast_stats_finish. Host and device call the same functions (the host test pins them).
+// Host forms of the device's min.f32 / max.f32: a NaN operand (quiet or signalling; std::fmin may return a
+// signalling NaN's NaN) gives the other operand, and -0 orders below +0.
+QNUM_HD float fast_min(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return fminf(a, b);
+#else
+  if (is_nan(a)) return b;
+  if (is_nan(b)) return a;
+  return (b < a || (b == a && (float_to_bits(b) >> 31) != 0u)) ? b : a;
+#endif
+}
+QNUM_HD float fast_max(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return fmaxf(a, b);
+#else
+  if (is_nan(a)) return b;
+  if (is_nan(b)) return a;
+  return (b > a || (b == a && (float_to_bits(b) >> 31) == 0u)) ? b : a;
+#endif
+}
+QNUM_HD float fast_abs(float x) {  // fabsf: the device folds it into the max instruction's operand
+#if defined(__CUDA_ARCH__)
+  return fabsf(x);
+#else
+  return std::fabs(x);
+#endif
+}
+QNUM_HD void fast_accumulate(group_stats& st, float x, bool min_max) {
+  if (min_max) {
+    st.min = fast_min(st.min, x);
+    st.max = fast_max(st.max, x);
+  } else {
+    st.amax = fast_max(st.amax, fast_abs(x));
+  }
+}
+// Merge of two fast partial results (the sub-group shuffles).
+QNUM_HD group_stats fast_merge(group_stats a, const group_stats& b, bool min_max) {
+  a.amax = fast_max(a.amax, b.amax);
+  if (min_max) {
+    a.min = fast_min(a.min, b.min);
+    a.max = fast_max(a.max, b.max);
+  }
+  return a;
+}
+QNUM_HD void fast_stats_finish(group_stats& st, bool min_max) {
+  if (min_max) st.amax = fast_max(-st.min, st.max);
+}
+QNUM_HD bool fast_stats_need_exact(const group_stats& st) { return is_nonfinite(st.amax); }
+
+}  // namespace detail
 
 // Parameters of one group.
 struct group_params {

@@ -2,6 +2,7 @@
 // Adam step on the GPU equal the host reference bit for bit (codes, residuals, states, parameters).
 #define QNUM_TEST_DEVICE_MAIN
 #include "hd_harness.cuh"
+#include "device_buffer.cuh"
 
 #include <doctest/doctest.h>
 
@@ -59,19 +60,6 @@ struct element_all {
   }
 };
 
-template <class T>
-T* to_device(const std::vector<T>& v) {
-  T* d = nullptr;
-  REQUIRE(cudaMalloc(&d, v.size() * sizeof(T) + 1) == cudaSuccess);
-  REQUIRE(cudaMemcpy(d, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice) == cudaSuccess);
-  return d;
-}
-template <class T>
-std::vector<T> to_host(const T* d, std::size_t n) {
-  std::vector<T> v(n);
-  REQUIRE(cudaMemcpy(v.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost) == cudaSuccess);
-  return v;
-}
 bool same_states(const std::vector<qnum::dynamic_scale_state>& a, const std::vector<qnum::dynamic_scale_state>& b) {
   for (std::size_t k = 0; k < a.size(); ++k)
     if (std::memcmp(&a[k], &b[k], sizeof a[k]) != 0) return false;
@@ -84,9 +72,9 @@ void run_steps(const qnum::dynamic_scale_config& cfg, std::size_t n, std::size_t
   std::vector<qnum::dynamic_scale_state> st_h(groups);
   std::vector<std::int8_t> q_h(n);
   std::vector<Residual> r_h(n, Residual{0});
-  auto* st_d = to_device(st_h);
-  auto* q_d = to_device(q_h);
-  auto* r_d = to_device(r_h);
+  auto* st_d = qtest::to_device(st_h);
+  auto* q_d = qtest::to_device(q_h);
+  auto* r_d = qtest::to_device(r_h);
   void* scratch = nullptr;
   REQUIRE(cudaMalloc(&scratch, qnum::cuda::dynamic_scale_scratch_bytes(groups)) == cudaSuccess);
   float* g_d = nullptr;
@@ -102,10 +90,10 @@ void run_steps(const qnum::dynamic_scale_config& cfg, std::size_t n, std::size_t
     qnum::cuda::dynamic_scale_scratch_header hdr;
     REQUIRE(cudaMemcpy(&hdr, scratch, sizeof hdr, cudaMemcpyDeviceToHost) == cudaSuccess);
     CHECK(qnum::cuda::dynamic_scale_status(hdr) == sh);
-    CHECK(to_host(q_d, n) == q_h);
-    const auto r_dev = to_host(r_d, n);
+    CHECK(qtest::from_device(q_d, n) == q_h);
+    const auto r_dev = qtest::from_device(r_d, n);
     CHECK(std::memcmp(r_dev.data(), r_h.data(), n * sizeof(Residual)) == 0);
-    CHECK(same_states(to_host(st_d, groups), st_h));
+    CHECK(same_states(qtest::from_device(st_d, groups), st_h));
     // dequantization
     std::vector<std::uint16_t> out_h(n);
     std::uint16_t* out_d = nullptr;
@@ -113,8 +101,16 @@ void run_steps(const qnum::dynamic_scale_config& cfg, std::size_t n, std::size_t
     qnum::dequantize_gradient_int8(q_h.data(), n, gs, st_h.data(), out_h.data(), qnum::dequant_dtype::bf16);
     REQUIRE(qnum::cuda::launch_dequantize_gradient_int8(q_d, n, gs, st_d, out_d, qnum::dequant_dtype::bf16) ==
             cudaSuccess);
-    CHECK(to_host(out_d, n) == out_h);
+    CHECK(qtest::from_device(out_d, n) == out_h);
     cudaFree(out_d);
+    std::vector<float> out32_h(n);
+    float* out32_d = nullptr;
+    REQUIRE(cudaMalloc(&out32_d, n * 4) == cudaSuccess);
+    qnum::dequantize_gradient_int8(q_h.data(), n, gs, st_h.data(), out32_h.data(), qnum::dequant_dtype::fp32);
+    REQUIRE(qnum::cuda::launch_dequantize_gradient_int8(q_d, n, gs, st_d, out32_d, qnum::dequant_dtype::fp32) ==
+            cudaSuccess);
+    CHECK(std::memcmp(qtest::from_device(out32_d, n).data(), out32_h.data(), n * 4) == 0);
+    cudaFree(out32_d);
   }
   cudaFree(st_d);
   cudaFree(q_d);
@@ -129,7 +125,7 @@ TEST_CASE("element functions: host == device") {
   CHECK(qtest::host_device_mismatches("dynamic_scale elements", element_all{}, 1u << 20) == 0);
 }
 
-TEST_CASE("fused INT8 gradient pass: host == device over steps with a spike, a zero and a NaN step") {
+TEST_CASE("fused INT8 gradient pass and its dequantization: host == device over steps with a spike, a zero and a NaN step") {
   const std::size_t n = 3 * 4096;
   for (int variant = 0; variant < 8; ++variant) {
     qnum::dynamic_scale_config cfg;
@@ -141,6 +137,7 @@ TEST_CASE("fused INT8 gradient pass: host == device over steps with a spike, a z
     run_steps<float>(cfg, n, 0);
     run_steps<float>(cfg, n, 1024);
     run_steps<std::uint16_t>(cfg, n, 0);
+    run_steps<float>(cfg, 3 * 4095, 4095);  // groups of 4095: the element-by-element path (no chunks of 4)
   }
 }
 
@@ -156,11 +153,11 @@ TEST_CASE("INT8 Adam step: host == device") {
     std::vector<std::int8_t> m(n, 0);
     std::vector<std::uint8_t> v(n, 0);
     for (std::size_t i = 0; i < n; ++i) p[i] = rnd_float(1, i, 1.0f);
-    float* p_d = to_device(p);
-    auto* m_d = to_device(m);
-    auto* v_d = to_device(v);
-    float* ma_d = to_device(ma);
-    float* va_d = to_device(va);
+    float* p_d = qtest::to_device(p);
+    auto* m_d = qtest::to_device(m);
+    auto* v_d = qtest::to_device(v);
+    float* ma_d = qtest::to_device(ma);
+    float* va_d = qtest::to_device(va);
     float* g_d = nullptr;
     REQUIRE(cudaMalloc(&g_d, n * sizeof(float)) == cudaSuccess);
     for (std::uint64_t t = 1; t <= 6; ++t) {
@@ -171,11 +168,11 @@ TEST_CASE("INT8 Adam step: host == device") {
       REQUIRE(qnum::int8_adam_step(p.data(), g.data(), n, {m.data(), v.data(), ma.data(), va.data()}, c, t) ==
               qnum::dq_status::ok);
       REQUIRE(qnum::cuda::launch_int8_adam_step(p_d, g_d, n, {m_d, v_d, ma_d, va_d}, c, t) == cudaSuccess);
-      CHECK(std::memcmp(to_host(p_d, n).data(), p.data(), n * 4) == 0);
-      CHECK(to_host(m_d, n) == m);
-      CHECK(to_host(v_d, n) == v);
-      CHECK(std::memcmp(to_host(ma_d, nb).data(), ma.data(), nb * 4) == 0);
-      CHECK(std::memcmp(to_host(va_d, nb).data(), va.data(), nb * 4) == 0);
+      CHECK(std::memcmp(qtest::from_device(p_d, n).data(), p.data(), n * 4) == 0);
+      CHECK(qtest::from_device(m_d, n) == m);
+      CHECK(qtest::from_device(v_d, n) == v);
+      CHECK(std::memcmp(qtest::from_device(ma_d, nb).data(), ma.data(), nb * 4) == 0);
+      CHECK(std::memcmp(qtest::from_device(va_d, nb).data(), va.data(), nb * 4) == 0);
     }
     cudaFree(p_d);
     cudaFree(m_d);

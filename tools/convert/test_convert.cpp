@@ -24,7 +24,14 @@ using json = nlohmann::ordered_json;
 
 namespace {
 
-const std::string data_dir = QNUM_TEST_DATA_DIR "/convert";
+// Compile-time paths of this build; QNUM_TEST_DATA_DIR / QNUM_CONVERT_EXE in the environment override them
+// (a build carried to another machine, tools/gpu-check.sh prebuild).
+std::string env_or(const char* name, const char* fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : fallback;
+}
+const std::string data_dir = env_or("QNUM_TEST_DATA_DIR", QNUM_TEST_DATA_DIR) + "/convert";
+const std::string convert_exe = env_or("QNUM_CONVERT_EXE", QNUM_CONVERT_EXE);
 std::string device_arg = "--device cpu";  // main(): --gpu makes it --device gpu
 const std::string ckpt = data_dir + "/ckpt";
 
@@ -38,7 +45,7 @@ fs::path scratch(const std::string& name) {
 // Runs qnum-convert; returns its exit status, stderr in err.
 int convert(const std::string& args, std::string& err) {
   const fs::path errf = scratch("stderr.txt");
-  const std::string cmd = std::string(QNUM_CONVERT_EXE) + " --no-progress " + device_arg + " " + args + " 2> " + errf.string();
+  const std::string cmd = convert_exe + " --no-progress " + device_arg + " " + args + " 2> " + errf.string();
   const int rc = std::system(cmd.c_str());
   std::ifstream f(errf);
   std::stringstream ss;
@@ -54,7 +61,7 @@ int convert(const std::string& args, std::string& err) {
 // stdout of `qnum-convert --device-info`.
 std::string device_info() {
   const fs::path outf = scratch("device_info.txt");
-  const std::string cmd = std::string(QNUM_CONVERT_EXE) + " --device-info > " + outf.string();
+  const std::string cmd = convert_exe + " --device-info > " + outf.string();
   if (std::system(cmd.c_str()) != 0) return "";
   std::ifstream f(outf);
   std::string line;

@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "qnum/cuda/codec_hw.cuh"
 #include "qnum/dynamic_scale.hpp"
 #include "qnum/int8_adam.hpp"
 
@@ -77,6 +78,76 @@ struct group_max {
   }
 };
 
+// Flush every thread's group_max through its warp and block: where a warp's threads end on one group (the
+// per-tensor case), one shuffle reduction; runs of warps on one group, one atomicMax per block. Every thread
+// of the block calls it (it synchronises the block).
+__device__ inline unsigned* amax_slot(dynamic_scale_group_scratch* gs, std::size_t g, bool scan) {
+  return scan ? &gs[g].scan_amax_bits : &gs[g].amax_bits;
+}
+__device__ inline void flush_block(group_max& acc, dynamic_scale_group_scratch* gs, bool scan) {
+  constexpr std::size_t none = ~std::size_t{0};
+  __shared__ std::size_t warp_group[32];
+  __shared__ unsigned warp_bits[32];
+  const unsigned lane = threadIdx.x & 31u, w = threadIdx.x >> 5;
+  const std::size_t g0 = __shfl_sync(0xFFFFFFFFu, acc.group, 0);
+  const bool uniform = __all_sync(0xFFFFFFFFu, acc.group == g0);
+  unsigned b = acc.bits;
+  if (uniform) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+      const unsigned x = __shfl_xor_sync(0xFFFFFFFFu, b, o);
+      b = x > b ? x : b;
+    }
+  } else {
+    acc.flush(gs, scan);
+  }
+  if (lane == 0u) {
+    warp_group[w] = uniform ? g0 : none;
+    warp_bits[w] = uniform ? b : 0u;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0u) {
+    std::size_t cur = none;
+    unsigned bits = 0u;
+    for (unsigned i = 0; i < blockDim.x / 32u; ++i) {
+      if (warp_group[i] != cur) {
+        if (cur != none && bits != 0u) atomicMax(amax_slot(gs, cur, scan), bits);
+        cur = warp_group[i];
+        bits = 0u;
+      }
+      bits = warp_bits[i] > bits ? warp_bits[i] : bits;
+    }
+    if (cur != none && bits != 0u) atomicMax(amax_slot(gs, cur, scan), bits);
+  }
+}
+
+// Four consecutive elements: g as one 16-byte load, the residual as one 16- (fp32) or 8-byte (bf16) load.
+// vec_ok: every chunk of 4 lies in one group (group size % 4 == 0) and the pointers are aligned for it.
+struct four {
+  float v[4];
+};
+__device__ inline four load4(const float* p) {
+  const float4 x = *reinterpret_cast<const float4*>(p);
+  return {{x.x, x.y, x.z, x.w}};
+}
+__device__ inline four load4(const std::uint16_t* p) {
+  const uint2 x = *reinterpret_cast<const uint2*>(p);
+  return {{from_bf16(static_cast<std::uint16_t>(x.x)), from_bf16(static_cast<std::uint16_t>(x.x >> 16)),
+           from_bf16(static_cast<std::uint16_t>(x.y)), from_bf16(static_cast<std::uint16_t>(x.y >> 16))}};
+}
+__device__ inline void store4(float* p, const four& f) { *reinterpret_cast<float4*>(p) = make_float4(f.v[0], f.v[1], f.v[2], f.v[3]); }
+__device__ inline void store4(std::uint16_t* p, const four& f) {
+  unsigned w[4];
+#pragma unroll
+  for (int e = 0; e < 4; ++e) w[e] = encode<bf16>(f.v[e], rne, satfinite);
+  *reinterpret_cast<uint2*>(p) = make_uint2(w[0] | (w[1] << 16), w[2] | (w[3] << 16));
+}
+template <class Residual>
+inline bool vec4_ok(const float* g, const std::int8_t* codes, const Residual* r, std::size_t gs) {
+  const auto a = [](const void* p, std::uintptr_t b) { return (reinterpret_cast<std::uintptr_t>(p) % b) == 0; };
+  return gs % 4 == 0 && a(g, 16) && (codes == nullptr || a(codes, 4)) && (r == nullptr || a(r, 4 * sizeof(Residual)));
+}
+
 // (a template so that the header can define it in every translation unit)
 template <int Unused = 0>
 __global__ void ds_begin_kernel(const dynamic_scale_state* states, std::size_t n_groups,
@@ -98,22 +169,41 @@ __global__ void ds_begin_kernel(const dynamic_scale_state* states, std::size_t n
 }
 
 template <class Residual>
-__global__ void ds_scan_kernel(const float* g, const Residual* r, std::size_t n, std::size_t gs,
+__global__ void ds_scan_kernel(const float* g, const Residual* r, std::size_t n, std::size_t gs, bool vec,
                                dynamic_scale_scratch_header* h) {
-  if (!h->need_scan) return;
+  if (!h->need_scan) return;  // launch-uniform
   dynamic_scale_group_scratch* grp = groups_of(h);
   group_max acc;
   bool bad = false;
-  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
-       i += std::size_t{gridDim.x} * blockDim.x) {
-    const float x = qnum::detail::add_rn(g[i], r != nullptr ? load_residual(r, i) : 0.0f);
-    if (qnum::detail::is_nonfinite(x)) {
-      bad = true;
-      continue;
+  const std::size_t stride = std::size_t{gridDim.x} * blockDim.x;
+  if (vec) {  // chunks of 4 elements of one group
+    for (std::size_t c = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; c < n / 4; c += stride) {
+      const std::size_t i = 4 * c;
+      const four x = load4(g + i);
+      four rr{{0.0f, 0.0f, 0.0f, 0.0f}};
+      if (r != nullptr) rr = load4(r + i);
+      const std::size_t k = gs == n ? 0 : i / gs;
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const float y = qnum::detail::add_rn(x.v[e], rr.v[e]);
+        if (qnum::detail::is_nonfinite(y)) {
+          bad = true;
+          continue;
+        }
+        acc.add(k, qnum::detail::abs_bits(y), grp, true);
+      }
     }
-    acc.add(i / gs, qnum::detail::abs_bits(x), grp, true);
+  } else {
+    for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n; i += stride) {
+      const float x = qnum::detail::add_rn(g[i], r != nullptr ? load_residual(r, i) : 0.0f);
+      if (qnum::detail::is_nonfinite(x)) {
+        bad = true;
+        continue;
+      }
+      acc.add(i / gs, qnum::detail::abs_bits(x), grp, true);
+    }
   }
-  acc.flush(grp, true);
+  flush_block(acc, grp, true);
   if (bad) atomicOr(&h->scan_nonfinite, 1u);
 }
 
@@ -143,13 +233,13 @@ __global__ void ds_prepare_kernel(const dynamic_scale_state* states, std::size_t
 }
 
 template <class Residual>
-__global__ void ds_quantize_kernel(const float* g, std::int8_t* codes, Residual* r, std::size_t n, std::size_t gs,
+__global__ void ds_quantize_kernel(const float* g, std::int8_t* codes, Residual* r, std::size_t n, std::size_t gs, bool vec,
                                    const dynamic_scale_state* states, dynamic_scale_scratch_header* h,
                                    dynamic_scale_config cfg) {
   const std::size_t stride = std::size_t{gridDim.x} * blockDim.x;
   const std::size_t start = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
   // h->skip is written by the prepare kernel, which completed before this one started.
-  if (h->skip) {
+  if (h->skip) {  // launch-uniform
     for (std::size_t i = start; i < n; i += stride) codes[i] = 0;
     return;
   }
@@ -157,19 +247,43 @@ __global__ void ds_quantize_kernel(const float* g, std::int8_t* codes, Residual*
   const std::uint64_t offset = states[0].rng_offset;
   group_max acc;
   bool bad = false;
-  for (std::size_t i = start; i < n; i += stride) {
-    const std::size_t k = i / gs;
-    const int8_multipliers m{grp[k].inv, grp[k].dq};
-    const float r_old = r != nullptr ? load_residual(r, i) : 0.0f;
-    const int8_element el = cfg.stochastic
-                                ? quantize_grad_element(g[i], r_old, m, stochastic(dynamic_scale_random(cfg, offset, i)))
-                                : quantize_grad_element(g[i], r_old, m, rne);
-    codes[i] = static_cast<std::int8_t>(el.code);
-    if (r != nullptr) store_residual(r, i, el.residual);
-    if (!el.finite) bad = true;
-    acc.add(k, el.abs_in, grp, false);
+  if (vec) {  // chunks of 4 elements of one group: one load of g, of r, one store of codes and of r
+    for (std::size_t c = start; c < n / 4; c += stride) {
+      const std::size_t i = 4 * c;
+      const std::size_t k = gs == n ? 0 : i / gs;
+      const int8_multipliers m{grp[k].inv, grp[k].dq};
+      const four x = load4(g + i);
+      four rr{{0.0f, 0.0f, 0.0f, 0.0f}};
+      if (r != nullptr) rr = load4(r + i);
+      unsigned word = 0u;
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int8_element el =
+            cfg.stochastic ? quantize_grad_element(x.v[e], rr.v[e], m, stochastic(dynamic_scale_random(cfg, offset, i + e)))
+                           : quantize_grad_element(x.v[e], rr.v[e], m, rne);
+        word |= (static_cast<unsigned>(el.code) & 0xFFu) << (8 * e);
+        rr.v[e] = el.residual;
+        if (!el.finite) bad = true;
+        acc.add(k, el.abs_in, grp, false);
+      }
+      *reinterpret_cast<unsigned*>(codes + i) = word;
+      if (r != nullptr) store4(r + i, rr);
+    }
+  } else {
+    for (std::size_t i = start; i < n; i += stride) {
+      const std::size_t k = i / gs;
+      const int8_multipliers m{grp[k].inv, grp[k].dq};
+      const float r_old = r != nullptr ? load_residual(r, i) : 0.0f;
+      const int8_element el = cfg.stochastic
+                                  ? quantize_grad_element(g[i], r_old, m, stochastic(dynamic_scale_random(cfg, offset, i)))
+                                  : quantize_grad_element(g[i], r_old, m, rne);
+      codes[i] = static_cast<std::int8_t>(el.code);
+      if (r != nullptr) store_residual(r, i, el.residual);
+      if (!el.finite) bad = true;
+      acc.add(k, el.abs_in, grp, false);
+    }
   }
-  acc.flush(grp, false);
+  flush_block(acc, grp, false);
   if (bad) atomicOr(&h->pass_nonfinite, 1u);
 }
 
@@ -216,27 +330,71 @@ cudaError_t launch_quantize_gradient_int8(const float* g, std::int8_t* codes, Re
   const std::size_t n_groups = n / gs;
   auto* h = static_cast<dynamic_scale_scratch_header*>(scratch);
   constexpr unsigned threads = 256;
+  const bool vec = detail::vec4_ok(g, codes, residual, gs);
   const unsigned gb = detail::grid_for(n_groups, threads, 1u << 20);
-  const unsigned eb = detail::grid_for(n, threads);
+  const unsigned eb = detail::grid_for(vec ? n / 4 : n, threads);
   detail::ds_begin_kernel<><<<gb, threads, 0, stream>>>(states, n_groups, h, cfg);
-  detail::ds_scan_kernel<Residual><<<eb, threads, 0, stream>>>(g, residual, n, gs, h);
+  detail::ds_scan_kernel<Residual><<<eb, threads, 0, stream>>>(g, residual, n, gs, vec, h);
   detail::ds_prepare_kernel<><<<gb, threads, 0, stream>>>(states, n_groups, h, cfg);
-  detail::ds_quantize_kernel<Residual><<<eb, threads, 0, stream>>>(g, codes, residual, n, gs, states, h, cfg);
+  detail::ds_quantize_kernel<Residual><<<eb, threads, 0, stream>>>(g, codes, residual, n, gs, vec, states, h, cfg);
   detail::ds_finish_kernel<><<<gb, threads, 0, stream>>>(states, n_groups, n, h);
   return cudaGetLastError();
 }
 
 namespace detail {
 
+// Chunks of 4 codes (one 4-byte load, one 16- or 8-byte store) when vec (group size % 4 == 0, aligned pointers),
+// 4 chunks per thread and step, chunk u of thread t at (step base + u * blockDim + t): every warp access is
+// contiguous. The group's dq is rebuilt only when the group changes.
 // (a template so that the header can define it in every translation unit)
 template <int Unused = 0>
-__global__ void dequant_kernel(const std::int8_t* codes, std::size_t n, std::size_t gs,
-                                      const dynamic_scale_state* states, void* out, dequant_dtype t) {
+__global__ void dequant_kernel(const std::int8_t* codes, std::size_t n, std::size_t gs, bool vec,
+                               const dynamic_scale_state* states, void* out, dequant_dtype t) {
+  std::size_t cur = ~std::size_t{0};
+  float dq = 0.0f;
+  const auto dq_of = [&](std::size_t k) {
+    if (k != cur) {
+      cur = k;
+      const float s = states[k].scale > 0.0f ? states[k].scale : 0.0f;
+      dq = s > 0.0f ? int8_multipliers_for(s).dq : 0.0f;
+    }
+    return dq;
+  };
+  if (vec) {
+    constexpr unsigned U = 4;
+    const std::size_t chunks = n / 4;
+    for (std::size_t base = blockIdx.x * std::size_t{blockDim.x} * U + threadIdx.x; base < chunks;
+         base += std::size_t{gridDim.x} * blockDim.x * U) {
+      unsigned w[U];
+#pragma unroll
+      for (unsigned u = 0; u < U; ++u) {
+        const std::size_t c = base + std::size_t{u} * blockDim.x;
+        w[u] = c < chunks ? *reinterpret_cast<const unsigned*>(codes + 4 * c) : 0u;
+      }
+#pragma unroll
+      for (unsigned u = 0; u < U; ++u) {
+        const std::size_t c = base + std::size_t{u} * blockDim.x;
+        if (c >= chunks) break;
+        const std::size_t i = 4 * c;
+        const float d = dq_of(gs == n ? 0 : i / gs);
+        std::uint32_t b[4];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const float x = qnum::detail::canonical_nan(int8_dequant(static_cast<std::int8_t>(w[u] >> (8 * e)), d));
+          b[e] = t == dequant_dtype::bf16 ? bf16_bits_rn(x) : dequant_store_bits(x, t);  // bf16: dequant_store_bits' bits
+        }
+        if (t == dequant_dtype::fp32) {
+          *reinterpret_cast<::uint4*>(static_cast<std::uint32_t*>(out) + i) = make_uint4(b[0], b[1], b[2], b[3]);
+        } else {
+          *reinterpret_cast<uint2*>(static_cast<std::uint16_t*>(out) + i) = make_uint2(b[0] | (b[1] << 16), b[2] | (b[3] << 16));
+        }
+      }
+    }
+    return;
+  }
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
        i += std::size_t{gridDim.x} * blockDim.x) {
-    const float s = states[i / gs].scale > 0.0f ? states[i / gs].scale : 0.0f;
-    const float dq = s > 0.0f ? int8_multipliers_for(s).dq : 0.0f;
-    const std::uint32_t b = dequant_store_bits(int8_dequant(codes[i], dq), t);
+    const std::uint32_t b = dequant_store_bits(int8_dequant(codes[i], dq_of(i / gs)), t);
     if (t == dequant_dtype::fp32) {
       static_cast<std::uint32_t*>(out)[i] = b;
     } else {
@@ -320,7 +478,9 @@ inline cudaError_t launch_dequantize_gradient_int8(const std::int8_t* codes, std
   if (codes == nullptr || states == nullptr || out == nullptr) return cudaErrorInvalidValue;
   const std::size_t gs = group_size == 0 ? n : group_size;
   if (n % gs != 0) return cudaErrorInvalidValue;
-  detail::dequant_kernel<><<<detail::grid_for(n, 256), 256, 0, stream>>>(codes, n, gs, states, out, t);
+  const auto aligned = [](const void* p, std::uintptr_t b) { return (reinterpret_cast<std::uintptr_t>(p) % b) == 0; };
+  const bool vec = gs % 4 == 0 && aligned(codes, 4) && aligned(out, t == dequant_dtype::fp32 ? 16 : 8);
+  detail::dequant_kernel<><<<detail::grid_for(vec ? n / 16 : n, 256), 256, 0, stream>>>(codes, n, gs, vec, states, out, t);
   return cudaGetLastError();
 }
 

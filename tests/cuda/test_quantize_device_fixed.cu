@@ -1,0 +1,42 @@
+// tests/cuda/test_quantize_device_fixed.cu: compile-time schemes (fixed_scheme) on the device give the host
+// API's bits on every kernel path (1xG registers, whole-group fast path, block kernel, per tensor, 2D blocks)
+// and element type.
+#include "quantize_check.cuh"
+
+using namespace qtest;
+
+TEST_CASE("fixed_scheme (compile-time fields) == host, every kernel path and element type") {
+  namespace p = qnum::presets;
+  using qnum::fixed_scheme;
+  using qnum::tensor_type;
+  check_holder<fixed_scheme<p::int8_sym>, std::uint16_t>("int8 sym g128 bf16", fixed_scheme<p::int8_sym>{}, 9, 300, 304, qnum::group_size(128));
+  check_holder<fixed_scheme<p::int8_sym>, float, std::uint16_t>("int8 sym g32 fp32 -> bf16", fixed_scheme<p::int8_sym>{}, 7, 100, 100,
+                                                             qnum::group_size(32));
+  check_holder<fixed_scheme<p::slime_int4_qat>, std::uint16_t, std::uint16_t>("slime g32 bf16", fixed_scheme<p::slime_int4_qat>{},
+                                                                              9, 96, 96, qnum::group_size(32));
+  check_holder<fixed_scheme<p::slime_int4_qat>, std::uint16_t>("slime g32 fp16 in", fixed_scheme<p::slime_int4_qat>{}, 5, 70, 72,
+                                                               qnum::group_size(32), false, tensor_type::fp16);
+  check_holder<fixed_scheme<p::ct_w4a16_asym>, float>("ct asym g128 fp32", fixed_scheme<p::ct_w4a16_asym>{}, 8, 300, 300,
+                                                      p::ct_group128);
+  check_holder<fixed_scheme<p::deepgemm_fp8>, std::uint16_t>("deepgemm 1x128", fixed_scheme<p::deepgemm_fp8>{}, 9, 200, 200,
+                                                             p::deepseek_act);
+  check_holder<fixed_scheme<p::deepgemm_fp8>, float>("deepgemm 128x128 fp32", fixed_scheme<p::deepgemm_fp8>{}, 129, 131, 131,
+                                                     p::deepseek_weight);
+  check_holder<fixed_scheme<p::torchao_int8_sym>, std::uint16_t>("per-row long", fixed_scheme<p::torchao_int8_sym>{}, 3, 5000,
+                                                                 5000, qnum::per_row());
+  check_holder<fixed_scheme<p::te_fp8_current>, float>("te per tensor, two kernels", fixed_scheme<p::te_fp8_current>{}, 33, 1000,
+                                                       1003, qnum::per_tensor(), true);
+  // The tile path (group width dividing 32 chunks, whole chunks): tails of groups and of tiles.
+  check_holder<fixed_scheme<p::int8_sym>, std::uint16_t>("tile: int8 g32 bf16, tail group", fixed_scheme<p::int8_sym>{}, 5, 136,
+                                                          136, qnum::group_size(32));
+  check_holder<fixed_scheme<p::slime_int4_qat>, float>("tile: slime g32 fp32, partial tile", fixed_scheme<p::slime_int4_qat>{}, 4,
+                                                       1056, 1060, qnum::group_size(32));
+  check_holder<fixed_scheme<p::deepgemm_fp8_ue8m0>, std::uint16_t>("tile: 1x128 bf16", fixed_scheme<p::deepgemm_fp8_ue8m0>{}, 3,
+                                                                   264, 264, p::deepseek_act);
+  check_holder<fixed_scheme<p::ct_w4a16_asym>, std::uint16_t>("tile: asym g64 bf16", fixed_scheme<p::ct_w4a16_asym>{}, 4, 200,
+                                                              200, qnum::group_size(64));
+  check_holder<fixed_scheme<p::nvfp4>, std::uint16_t, std::uint16_t>("tile: nvfp4 g16 bf16 two-level", fixed_scheme<p::nvfp4>{},
+                                                                     6, 48, 48, p::nvfp4_block, false, tensor_type::bf16, true);
+  check_holder<fixed_scheme<p::nvfp4>, std::uint16_t>("nvfp4 two-level", fixed_scheme<p::nvfp4>{}, 9, 50, 56, p::nvfp4_block, false,
+                                                      tensor_type::bf16, true);
+}
