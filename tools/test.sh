@@ -8,7 +8,7 @@
 # Every build is configured with -Dwerror=true: warnings are errors in the project's own test runs, never
 # in a user's plain `meson setup` build. CUDA code is compiled for one architecture: QNUM_GPU_ARCH, else
 # the local GPU's, else 90 (tools/gpu-env.sh); a user's build keeps the gpu_arch default (80, 90). Without a
-# GPU, device code is compiled at -O0 (-Dcuda_device_opt=0): it must compile warning-free, it never runs.
+# GPU, device code is compiled at -O0 (-Ddevice_opt=0): it must compile warning-free, it never runs.
 # Prints the wall time of every stage, then one line "N passed, N failed, N skipped" (test cases,
 # doctest's counts summed, one case per fuzz target and per packaging path); exits non-zero on any failure.
 # QNUM_SKIP_STAGES="asan fuzz packaging" (any subset) leaves stages out, for quick local runs.
@@ -71,7 +71,7 @@ build_tests() {  # dir
 }
 
 # 1. The normal build: every target (header checks, tools, benchmarks, CUDA), then every suite.
-if timed "main: configure" setup "$builddir" -Dgpu_arch="$arch" -Dcuda_device_opt="$device_opt" && timed "main: build" ninja -C "$builddir"; then
+if timed "main: configure" setup "$builddir" -Dgpu_arch="$arch" -Ddevice_opt="$device_opt" && timed "main: build" ninja -C "$builddir"; then
   timed "main: test" meson test -C "$builddir" --print-errorlogs --num-processes 2 "$@" || status=1
   logs+=("$builddir/meson-logs/testlog.json")
 else
