@@ -647,65 +647,81 @@ __global__ void __launch_bounds__(256) rows_tile_kernel(const job<Sch, In, Out> 
 
 constexpr int block_threads = 256;
 
-// Any RxC groups: one block per group (grid-stride), chunks of V elements along each row of the group (chunk
-// slot ch of a group: group row ch / cpr, chunk column ch % cpr, cpr = ceil(gc / V); consecutive threads take
-// consecutive chunks). With a fixed scheme and fp32 input, a group of 8193 to 16384 elements (a 128x128
-// block) stays in registers: one read. Other groups are read twice (statistics, then emit).
+// Chunk slot ch of the group at (r0, c0) with columns up to c1: its row r, column c and element count
+// (0: past the group's end, nothing read; r, c then the group's origin).
+template <int V, class Sch, class In, class Out>
+__device__ __forceinline__ int block_slot(const job<Sch, In, Out>& j, std::uint32_t ch, std::uint32_t nch, std::int64_t r0,
+                                          std::int64_t c0, std::int64_t c1, std::int64_t& r, std::int64_t& c) {
+  const std::uint32_t ri = j.div_cpr.div(ch);
+  r = r0 + ri;
+  c = c0 + static_cast<std::int64_t>(ch - ri * j.div_cpr.d) * V;
+  if (ch >= nch || c >= c1) {
+    r = r0;
+    c = c0;
+    return 0;
+  }
+  return c1 - c < V ? static_cast<int>(c1 - c) : V;
+}
+
+// A group of up to block_threads * 64 elements in registers, one block per group: one read. Launched for
+// fixed schemes with fp32 input and groups of more than half that (launch_block): measured on an H100,
+// 128x128 fp32 blocks went from 52% to 94% of copy this way, while bf16 blocks and rows of 8192 were slower
+// in registers than with two passes (a block waits on its one group between phases). A kernel of its own:
+// inside block_kernel its 64 registers of values slowed that kernel's other groups (lower occupancy).
 template <emit E, class Sch, class In, class Out>
-__global__ void __launch_bounds__(block_threads) block_kernel(const job<Sch, In, Out> j) {
+__global__ void __launch_bounds__(block_threads) block_regs_kernel(const job<Sch, In, Out> j) {
   constexpr int V = E == emit::packed ? 8 : vec<In>::size;
-  constexpr int KR = 64 / V;  // chunks per thread held in registers
+  constexpr int KR = 64 / V;  // chunks per thread
   const auto s = j.sch.get();
   __shared__ typename block_stats<block_threads>::storage ts;
-  const std::uint32_t cpr = j.div_cpr.d;
   for (std::uint32_t g = blockIdx.x; g < j.groups; g += gridDim.x) {
     const std::uint32_t bi32 = j.div_nc.div(g);
     const std::int64_t bi = bi32, bj = g - bi32 * static_cast<std::uint32_t>(j.nc);
     const std::int64_t r0 = bi * j.gr, c0 = bj * j.gc;
     const std::int64_t r1 = r0 + j.gr < j.rows ? r0 + j.gr : j.rows;
     const std::int64_t c1 = c0 + j.gc < j.cols ? c0 + j.gc : j.cols;
-    const std::uint32_t nch = static_cast<std::uint32_t>(r1 - r0) * cpr;  // < 2^31 (the launcher checks)
-    // Chunk slot ch: its row, column and element count (0: past the group's end, nothing read).
-    const auto slot = [&](std::uint32_t ch, std::int64_t& r, std::int64_t& c) -> int {
-      const std::uint32_t ri = j.div_cpr.div(ch);
-      r = r0 + ri;
-      c = c0 + static_cast<std::int64_t>(ch - ri * cpr) * V;
-      if (ch >= nch || c >= c1) {
-        r = r0;
-        c = c0;
-        return 0;
-      }
-      return c1 - c < V ? static_cast<int>(c1 - c) : V;
-    };
-    // Fixed schemes with fp32 input only, for groups above half the capacity: measured on an H100, 128x128
-    // fp32 blocks went from 52% to 94% of copy this way, while bf16 blocks and rows of 8192 were slower in
-    // registers than with two passes (a block then waits on its one group between phases). A run-time
-    // scheme's emit code is many times larger, and KR copies of it cost minutes of ptxas per kernel.
-    if constexpr (Sch::is_static && io<In>::size == 4) {
-      if (nch > static_cast<std::uint32_t>(block_threads * KR / 2) &&
-          nch <= static_cast<std::uint32_t>(block_threads * KR)) {  // block-uniform: the group in registers
-        float v[KR][V];
-        int n[KR];
+    const std::uint32_t nch = static_cast<std::uint32_t>(r1 - r0) * j.div_cpr.d;  // <= block_threads * KR
+    float v[KR][V];
+    int n[KR];
 #pragma unroll
-        for (int k = 0; k < KR; ++k) {
-          std::int64_t r, c;
-          n[k] = slot(threadIdx.x + static_cast<std::uint32_t>(k * block_threads), r, c);
-          load_chunk<In, V>(j.in + r * j.in_stride + c, n[k], j.vec_in, v[k]);  // n == 0: zeros
-        }
-        group_stats st = block_stats<block_threads>::reduce(ts, fragment_stats(s, v));
-        if (stats_need_exact(st)) st = block_stats<block_threads>::reduce(ts, fragment_stats_exact(v));  // an infinite element
-        const group_params p = j.outer > 0.0f ? compute_params(s, st, j.outer) : compute_params(s, st);
-        if (E != emit::fake && threadIdx.x == 0) write_group_params(j, s, bi, bj, p);
-#pragma unroll
-        for (int k = 0; k < KR; ++k) {
-          if (n[k] == 0) continue;
-          std::int64_t r, c;
-          slot(threadIdx.x + static_cast<std::uint32_t>(k * block_threads), r, c);
-          emit_chunk<E>(j, s, p, r, c, n[k], v[k]);
-        }
-        continue;
-      }
+    for (int k = 0; k < KR; ++k) {
+      std::int64_t r, c;
+      n[k] = block_slot<V>(j, threadIdx.x + static_cast<std::uint32_t>(k * block_threads), nch, r0, c0, c1, r, c);
+      load_chunk<In, V>(j.in + r * j.in_stride + c, n[k], j.vec_in, v[k]);  // n == 0: zeros
     }
+    group_stats st = block_stats<block_threads>::reduce(ts, fragment_stats(s, v));
+    if (stats_need_exact(st)) st = block_stats<block_threads>::reduce(ts, fragment_stats_exact(v));  // an infinite element
+    const group_params p = j.outer > 0.0f ? compute_params(s, st, j.outer) : compute_params(s, st);
+    if (E != emit::fake && threadIdx.x == 0) write_group_params(j, s, bi, bj, p);
+#pragma unroll
+    for (int k = 0; k < KR; ++k) {
+      if (n[k] == 0) continue;
+      std::int64_t r, c;
+      block_slot<V>(j, threadIdx.x + static_cast<std::uint32_t>(k * block_threads), nch, r0, c0, c1, r, c);
+      emit_chunk<E>(j, s, p, r, c, n[k], v[k]);
+    }
+  }
+}
+
+// Any RxC groups: one block per group (grid-stride), chunks of V elements along each row of the group (chunk
+// slot ch of a group: group row ch / cpr, chunk column ch % cpr, cpr = ceil(gc / V); consecutive threads take
+// consecutive chunks). Each group is read twice (statistics, then emit); see block_regs_kernel for the one
+// read of fp32 128x128 blocks.
+template <emit E, class Sch, class In, class Out>
+__global__ void __launch_bounds__(block_threads) block_kernel(const job<Sch, In, Out> j) {
+  constexpr int V = E == emit::packed ? 8 : vec<In>::size;
+  const auto s = j.sch.get();
+  __shared__ typename block_stats<block_threads>::storage ts;
+  for (std::uint32_t g = blockIdx.x; g < j.groups; g += gridDim.x) {
+    const std::uint32_t bi32 = j.div_nc.div(g);
+    const std::int64_t bi = bi32, bj = g - bi32 * static_cast<std::uint32_t>(j.nc);
+    const std::int64_t r0 = bi * j.gr, c0 = bj * j.gc;
+    const std::int64_t r1 = r0 + j.gr < j.rows ? r0 + j.gr : j.rows;
+    const std::int64_t c1 = c0 + j.gc < j.cols ? c0 + j.gc : j.cols;
+    const std::uint32_t nch = static_cast<std::uint32_t>(r1 - r0) * j.div_cpr.d;  // < 2^31 (the launcher checks)
+    const auto slot = [&](std::uint32_t ch, std::int64_t& r, std::int64_t& c) {
+      return block_slot<V>(j, ch, nch, r0, c0, c1, r, c);
+    };
     group_stats st;
     float v[V];
     for (std::uint32_t ch = threadIdx.x; ch < nch; ch += block_threads) {
@@ -1039,6 +1055,13 @@ cudaError_t launch_block(const job<Sch, In, Out>& j, int v, cudaStream_t stream)
   const std::int64_t gr = k.gr < k.rows ? k.gr : k.rows;
   if (gr * cpr >= max_groups_per_launch * 2) return cudaErrorInvalidValue;  // one group of 2^31 chunks or more
   k.div_cpr = qnum::detail::fast_div(static_cast<std::uint32_t>(cpr));
+  if constexpr (Sch::is_static && io<In>::size == 4) {
+    constexpr std::int64_t chunks_in_registers = block_threads * 64 / (E == emit::packed ? 8 : vec<In>::size);
+    if (gr * cpr > chunks_in_registers / 2 && gr * cpr <= chunks_in_registers) {
+      block_regs_kernel<E><<<grid_for(static_cast<std::int64_t>(k.groups), 1), block_threads, 0, stream>>>(k);
+      return cudaGetLastError();
+    }
+  }
   block_kernel<E><<<grid_for(static_cast<std::int64_t>(k.groups), 1), block_threads, 0, stream>>>(k);
   return cudaGetLastError();
 }
