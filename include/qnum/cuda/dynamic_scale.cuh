@@ -130,17 +130,19 @@ __device__ inline four load4(const float* p) {
   const float4 x = *reinterpret_cast<const float4*>(p);
   return {{x.x, x.y, x.z, x.w}};
 }
+// bf16 residuals: one 8-byte access, each element through load_residual / store_residual (the host's rules).
 __device__ inline four load4(const std::uint16_t* p) {
   const uint2 x = *reinterpret_cast<const uint2*>(p);
-  return {{from_bf16(static_cast<std::uint16_t>(x.x)), from_bf16(static_cast<std::uint16_t>(x.x >> 16)),
-           from_bf16(static_cast<std::uint16_t>(x.y)), from_bf16(static_cast<std::uint16_t>(x.y >> 16))}};
+  const std::uint16_t h[4] = {static_cast<std::uint16_t>(x.x), static_cast<std::uint16_t>(x.x >> 16),
+                              static_cast<std::uint16_t>(x.y), static_cast<std::uint16_t>(x.y >> 16)};
+  return {{load_residual(h, 0), load_residual(h, 1), load_residual(h, 2), load_residual(h, 3)}};
 }
 __device__ inline void store4(float* p, const four& f) { *reinterpret_cast<float4*>(p) = make_float4(f.v[0], f.v[1], f.v[2], f.v[3]); }
 __device__ inline void store4(std::uint16_t* p, const four& f) {
-  unsigned w[4];
+  std::uint16_t h[4];
 #pragma unroll
-  for (int e = 0; e < 4; ++e) w[e] = encode<bf16>(f.v[e], rne, satfinite);
-  *reinterpret_cast<uint2*>(p) = make_uint2(w[0] | (w[1] << 16), w[2] | (w[3] << 16));
+  for (int e = 0; e < 4; ++e) store_residual(h, static_cast<std::size_t>(e), f.v[e]);
+  *reinterpret_cast<uint2*>(p) = make_uint2(h[0] | (static_cast<unsigned>(h[1]) << 16), h[2] | (static_cast<unsigned>(h[3]) << 16));
 }
 template <class Residual>
 inline bool vec4_ok(const float* g, const std::int8_t* codes, const Residual* r, std::size_t gs) {

@@ -647,6 +647,26 @@ __global__ void __launch_bounds__(256) rows_tile_kernel(const job<Sch, In, Out> 
 
 constexpr int block_threads = 256;
 
+// Group g of a block-kernel launch: its grid position, first row and column, column end, and chunk slots
+// (rows of the group x chunks per group row; < 2^31, the launcher checks).
+struct group_box {
+  std::int64_t bi, bj, r0, c0, c1;
+  std::uint32_t nch;
+};
+template <class Sch, class In, class Out>
+__device__ __forceinline__ group_box box_of(const job<Sch, In, Out>& j, std::uint32_t g) {
+  group_box b;
+  const std::uint32_t bi32 = j.div_nc.div(g);
+  b.bi = bi32;
+  b.bj = g - bi32 * static_cast<std::uint32_t>(j.nc);
+  b.r0 = b.bi * j.gr;
+  b.c0 = b.bj * j.gc;
+  const std::int64_t r1 = b.r0 + j.gr < j.rows ? b.r0 + j.gr : j.rows;
+  b.c1 = b.c0 + j.gc < j.cols ? b.c0 + j.gc : j.cols;
+  b.nch = static_cast<std::uint32_t>(r1 - b.r0) * j.div_cpr.d;
+  return b;
+}
+
 // Chunk slot ch of the group at (r0, c0) with columns up to c1: its row r, column c and element count
 // (0: past the group's end, nothing read; r, c then the group's origin).
 template <int V, class Sch, class In, class Out>
@@ -675,12 +695,9 @@ __global__ void __launch_bounds__(block_threads) block_regs_kernel(const job<Sch
   const auto s = j.sch.get();
   __shared__ typename block_stats<block_threads>::storage ts;
   for (std::uint32_t g = blockIdx.x; g < j.groups; g += gridDim.x) {
-    const std::uint32_t bi32 = j.div_nc.div(g);
-    const std::int64_t bi = bi32, bj = g - bi32 * static_cast<std::uint32_t>(j.nc);
-    const std::int64_t r0 = bi * j.gr, c0 = bj * j.gc;
-    const std::int64_t r1 = r0 + j.gr < j.rows ? r0 + j.gr : j.rows;
-    const std::int64_t c1 = c0 + j.gc < j.cols ? c0 + j.gc : j.cols;
-    const std::uint32_t nch = static_cast<std::uint32_t>(r1 - r0) * j.div_cpr.d;  // <= block_threads * KR
+    const group_box b = box_of(j, g);
+    const std::int64_t bi = b.bi, bj = b.bj, r0 = b.r0, c0 = b.c0, c1 = b.c1;
+    const std::uint32_t nch = b.nch;
     float v[KR][V];
     int n[KR];
 #pragma unroll
@@ -713,12 +730,9 @@ __global__ void __launch_bounds__(block_threads) block_kernel(const job<Sch, In,
   const auto s = j.sch.get();
   __shared__ typename block_stats<block_threads>::storage ts;
   for (std::uint32_t g = blockIdx.x; g < j.groups; g += gridDim.x) {
-    const std::uint32_t bi32 = j.div_nc.div(g);
-    const std::int64_t bi = bi32, bj = g - bi32 * static_cast<std::uint32_t>(j.nc);
-    const std::int64_t r0 = bi * j.gr, c0 = bj * j.gc;
-    const std::int64_t r1 = r0 + j.gr < j.rows ? r0 + j.gr : j.rows;
-    const std::int64_t c1 = c0 + j.gc < j.cols ? c0 + j.gc : j.cols;
-    const std::uint32_t nch = static_cast<std::uint32_t>(r1 - r0) * j.div_cpr.d;  // < 2^31 (the launcher checks)
+    const group_box b = box_of(j, g);
+    const std::int64_t bi = b.bi, bj = b.bj, r0 = b.r0, c0 = b.c0, c1 = b.c1;
+    const std::uint32_t nch = b.nch;
     const auto slot = [&](std::uint32_t ch, std::int64_t& r, std::int64_t& c) {
       return block_slot<V>(j, ch, nch, r0, c0, c1, r, c);
     };
