@@ -13,8 +13,10 @@
 
 #include <qnum/dynamic_scale.hpp>
 #include <qnum/layout/compressed_tensors.hpp>
+#include <qnum/layout/gguf.hpp>
 #include <qnum/presets.hpp>
 #include <qnum/quantize_tensor.hpp>
+#include <qnum/static_scheme.hpp>
 
 #include <cmath>
 #include <cstring>
@@ -94,6 +96,71 @@ void bm_quantize(benchmark::State& s) {
   }
   qbench::set_counters(s, n * n, n * n * (sizeof(T) + 1) + n * n / G * 4);
 }
+// The same with a group size chosen per benchmark and the scheme as a runtime value or fixed at compile time.
+template <class Scheme, std::int64_t GS>
+void bm_quantize_int8(benchmark::State& s) {
+  const std::int64_t n = s.range(0);
+  inputs& in = data(n);
+  std::vector<std::uint8_t> codes(static_cast<std::size_t>(n * n));
+  std::vector<float> scales(static_cast<std::size_t>(n * n / GS));
+  for (auto _ : s) {
+    const auto st = qnum::quantize(Scheme{}, qnum::view<const float>(in.f32.data(), n, n), qnum::group_size(GS),
+                                   qnum::view(codes.data(), n, n), qnum::scales_of(scales.data(), n, n / GS));
+    if (st != qnum::status::ok) s.SkipWithError("quantize failed");
+    benchmark::DoNotOptimize(codes.data());
+    benchmark::ClobberMemory();
+  }
+  qbench::set_counters(s, n * n, n * n * 5 + n * n / GS * 4);
+}
+qnum::scheme<qnum::int8> runtime_int8 = qnum::presets::int8_sym;  // not const: the compiler cannot fold it
+struct runtime_int8_sym {  // presets::int8_sym as a value known at run time
+  qnum::scheme<qnum::int8> get() const { return runtime_int8; }
+  using format = qnum::int8;
+  static constexpr bool is_static = false;
+};
+}  // namespace
+template <>
+struct qnum::is_scheme_holder<runtime_int8_sym> : std::true_type {};
+namespace {
+
+// ---- GGUF Q8_0 / Q4_0 / Q4_1 writers, one gguf_quantize call per row (the row stays in L1 between the
+// non-finite check and the blocks); ref_gguf_* is the per-block definition (ggml's _ref formulas). ------
+template <qnum::gguf_type T>
+void bm_gguf(benchmark::State& s) {
+  const std::int64_t n = s.range(0);
+  inputs& in = data(n);
+  const std::int64_t rb = qnum::gguf_row_bytes(T, n);
+  std::vector<std::uint8_t> out(static_cast<std::size_t>(n * rb));
+  for (auto _ : s) {
+    for (std::int64_t r = 0; r < n; ++r) {
+      const auto st = qnum::gguf_quantize(T, in.f32.data() + r * n, n, out.data() + r * rb);
+      if (st != qnum::pack_status::ok) s.SkipWithError("gguf_quantize failed");
+    }
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  qbench::set_counters(s, n * n, n * n * 4 + n * rb);
+}
+template <qnum::gguf_type T>
+void bm_ref_gguf(benchmark::State& s) {
+  const std::int64_t n = s.range(0);
+  inputs& in = data(n);
+  const int bb = qnum::gguf_block_bytes(T);
+  std::vector<std::uint8_t> out(static_cast<std::size_t>(n * n / 32 * bb));
+  for (auto _ : s) {
+    for (std::int64_t b = 0; b < n * n / 32; ++b) {
+      const float* x = in.f32.data() + b * 32;
+      std::uint8_t* o = out.data() + b * bb;
+      if (T == qnum::gguf_type::q8_0) qnum::gguf_quantize_block_q8_0(x, o);
+      else if (T == qnum::gguf_type::q4_0) qnum::gguf_quantize_block_q4_0(x, o);
+      else qnum::gguf_quantize_block_q4_1(x, o);
+    }
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  qbench::set_counters(s, n * n, n * n * 4 + n * n / 32 * bb);
+}
+
 template <class T>
 void bm_scalar_quantize(benchmark::State& s) {
   const std::int64_t n = s.range(0);
@@ -324,7 +391,17 @@ int main(int argc, char** argv) {
   }
   static char min_time[] = "--benchmark_min_time=0.05";
   if (!have_min_time) args.insert(args.begin() + 1, min_time);
+  benchmark::AddCustomContext("qnum_host_simd", qnum::simd_target_name(qnum::host_simd_target()));
   reg("copy", bm_copy, sizes);
+  reg("quantize_int8_g32_runtime_fp32", bm_quantize_int8<runtime_int8_sym, 32>, sizes);
+  reg("quantize_int8_g32_fixed_fp32", bm_quantize_int8<qnum::fixed_scheme<qnum::presets::int8_sym>, 32>, sizes);
+  reg("quantize_int8_g128_fixed_fp32", bm_quantize_int8<qnum::fixed_scheme<qnum::presets::int8_sym>, 128>, sizes);
+  reg("gguf_q8_0_fp32", bm_gguf<qnum::gguf_type::q8_0>, sizes);
+  reg("ref_gguf_q8_0_fp32", bm_ref_gguf<qnum::gguf_type::q8_0>, sizes);
+  reg("gguf_q4_0_fp32", bm_gguf<qnum::gguf_type::q4_0>, sizes);
+  reg("ref_gguf_q4_0_fp32", bm_ref_gguf<qnum::gguf_type::q4_0>, sizes);
+  reg("gguf_q4_1_fp32", bm_gguf<qnum::gguf_type::q4_1>, sizes);
+  reg("ref_gguf_q4_1_fp32", bm_ref_gguf<qnum::gguf_type::q4_1>, sizes);
   reg_typed<float>(sizes);
   reg_typed<std::uint16_t>(sizes);
   int ac = static_cast<int>(args.size());

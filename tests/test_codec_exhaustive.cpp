@@ -57,32 +57,70 @@ TEST_CASE("round_to_int equals nearbyint on every float below 2^31") {
 }
 
 #if QNUM_HOST_SIMD
-// The host fast path's lanes (quantize_tensor.hpp) against the per-element codec, which the cases
+// The host fast path's lanes (detail/host_simd.hpp) against the per-element codec, which the cases
 // below hold to CUDA: float element codes (RNE, satfinite), the bf16 output rounding (overflow to Inf)
-// and the bf16 residual rounding (satfinite).
-TEST_CASE("host SIMD lanes: e4m3/e5m2/e2m1 codes and bf16 rounding (nosat, satfinite) equal the codec on all 2^32 inputs") {
-  namespace s = qnum::detail::simd;
-  CHECK(sweep_blocks(s::lanes, [](std::uint64_t u, bool print) -> std::uint64_t {
-          s::vu b;
-          for (int l = 0; l < s::lanes; ++l) b[l] = static_cast<std::uint32_t>(u + static_cast<std::uint64_t>(l));
-          const s::vf v = s::bit_cast<s::vf>(b);
-          const s::vi a = s::float_code_lane<qnum::fp8_e4m3>(v), e = s::float_code_lane<qnum::fp8_e5m2>(v),
-                      f = s::float_code_lane<qnum::fp4_e2m1>(v);
-          std::uint16_t h[s::lanes], hs[s::lanes];
-          s::store(h, v);
-          s::store_satfinite(hs, v);
-          std::uint64_t bad = 0;
-          for (int l = 0; l < s::lanes; ++l) {
-            const float x = v[l];
-            const bool ok = static_cast<std::uint32_t>(a[l]) == qnum::encode<qnum::fp8_e4m3>(x, qnum::rne, qnum::satfinite) &&
-                            static_cast<std::uint32_t>(e[l]) == qnum::encode<qnum::fp8_e5m2>(x, qnum::rne, qnum::satfinite) &&
-                            static_cast<std::uint32_t>(f[l]) == qnum::encode<qnum::fp4_e2m1>(x, qnum::rne, qnum::satfinite) &&
-                            h[l] == qnum::to_bf16(x) && hs[l] == qnum::encode<qnum::bf16>(x, qnum::rne, qnum::satfinite);
-            if (!ok && print && bad == 0) std::printf("host lanes: mismatch at 0x%08x\n", static_cast<unsigned>(b[l]));
-            bad += !ok;
-          }
-          return bad;
-        }) == 0);
+// the bf16 residual rounding (satfinite) and the
+// fp16 rounding of GGUF scales (non-NaN inputs), under every instruction set this CPU has (the scalar
+// references are computed once per block and compared with each target's lanes).
+TEST_CASE("host SIMD lanes: e4m3/e5m2/e2m1 codes, bf16 rounding (nosat, satfinite) and fp16 rounding equal the codec on all 2^32 inputs, every target") {
+  std::vector<qnum::simd_target> targets;
+  for (auto t : {qnum::simd_target::sse2, qnum::simd_target::avx2, qnum::simd_target::avx512, qnum::simd_target::neon})
+    if (qnum::detail::simd::target_supported(t)) targets.push_back(t);
+  constexpr std::int64_t block = 1 << 16;
+  struct buffers {  // one set per thread, reused for every block
+    std::vector<float> x = std::vector<float>(block);
+    std::vector<std::uint8_t> ra = std::vector<std::uint8_t>(block), re = ra, rf = ra, a = ra, e = ra, f = ra;
+    std::vector<std::uint16_t> rh = std::vector<std::uint16_t>(block), rs = rh, rp = rh, h = rh, hs = rh, hp = rh;
+  };
+  // The lanes of target t over b.x into b.a, b.e, b.f, b.h, b.hs, b.hp.
+  auto run_lanes = [](qnum::simd_target t, buffers& b) {
+    auto run = [&](auto eng) {
+      using E = decltype(eng);
+      E::template encode_row<qnum::fp8_e4m3>(b.x.data(), block, b.a.data());
+      E::template encode_row<qnum::fp8_e5m2>(b.x.data(), block, b.e.data());
+      E::template encode_row<qnum::fp4_e2m1>(b.x.data(), block, b.f.data());
+      E::bf16_row(b.x.data(), block, b.h.data(), false);
+      E::bf16_row(b.x.data(), block, b.hs.data(), true);
+      E::fp16_row(b.x.data(), block, b.hp.data());  // defined for non-NaN inputs
+    };
+    switch (t) {
+#if defined(__x86_64__)
+      case qnum::simd_target::sse2: run(qnum::detail::simd::sse2::engine{}); break;
+      case qnum::simd_target::avx2: run(qnum::detail::simd::avx2::engine{}); break;
+      case qnum::simd_target::avx512: run(qnum::detail::simd::avx512::engine{}); break;
+#else
+      case qnum::simd_target::neon: run(qnum::detail::simd::neon::engine{}); break;
+#endif
+      default: break;
+    }
+  };
+  const std::uint64_t mismatches = sweep_blocks(block, [&](std::uint64_t u0, bool print) -> std::uint64_t {
+    thread_local buffers b;
+    for (std::size_t k = 0; k < static_cast<std::size_t>(block); ++k) {
+      const float x = qtest::from_bits(static_cast<std::uint32_t>(u0 + k));
+      b.x[k] = x;
+      b.ra[k] = static_cast<std::uint8_t>(qnum::encode<qnum::fp8_e4m3>(x, qnum::rne, qnum::satfinite));
+      b.re[k] = static_cast<std::uint8_t>(qnum::encode<qnum::fp8_e5m2>(x, qnum::rne, qnum::satfinite));
+      b.rf[k] = static_cast<std::uint8_t>(qnum::encode<qnum::fp4_e2m1>(x, qnum::rne, qnum::satfinite));
+      b.rh[k] = qnum::to_bf16(x);
+      b.rs[k] = static_cast<std::uint16_t>(qnum::encode<qnum::bf16>(x, qnum::rne, qnum::satfinite));
+      b.rp[k] = qnum::to_fp16(x);
+    }
+    std::uint64_t bad = 0;
+    for (qnum::simd_target t : targets) {
+      run_lanes(t, b);
+      for (std::size_t k = 0; k < static_cast<std::size_t>(block); ++k) {
+        const bool ok = b.a[k] == b.ra[k] && b.e[k] == b.re[k] && b.f[k] == b.rf[k] && b.h[k] == b.rh[k] &&
+                        b.hs[k] == b.rs[k] && (b.hp[k] == b.rp[k] || std::isnan(b.x[k]));
+        if (!ok && print && bad == 0)
+          std::printf("host lanes (%s): mismatch at 0x%08x\n", qnum::simd_target_name(t), static_cast<unsigned>(u0 + k));
+        bad += !ok;
+      }
+    }
+    return bad;
+  });
+  CHECK(targets.size() >= 1);
+  CHECK(mismatches == 0);
 }
 #endif
 

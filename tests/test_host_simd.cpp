@@ -6,16 +6,21 @@
 // from the public per-element functions only, so it does not share the fast path's loops.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <limits>
+#include <string>
 #include <vector>
 
 #include "qnum/dynamic_scale.hpp"
+#include "qnum/layout/gguf.hpp"
 #include "qnum/presets.hpp"
 #include "qnum/quantize.hpp"
 #include "qnum/quantize_tensor.hpp"
 #include "qnum/random.hpp"
+#include "qnum/static_scheme.hpp"
 #include "test_util.hpp"
 
 #if defined(QNUM_TEST_SKIP_WITHOUT_AVX2)
@@ -69,6 +74,26 @@ std::vector<float> hard_data(std::int64_t rows, std::int64_t stride, std::uint64
   return v;
 }
 
+// Every instruction set this CPU has, and none (the generic loops): the entry points must give the same
+// bits under each. fn(target) runs with that target selected; the previous selection is restored.
+std::vector<qnum::simd_target> targets() {
+  std::vector<qnum::simd_target> v{qnum::simd_target::none};
+  for (auto t : {qnum::simd_target::sse2, qnum::simd_target::avx2, qnum::simd_target::avx512, qnum::simd_target::neon})
+    if (qnum::set_host_simd_target(t)) v.push_back(t);
+  return v;
+}
+template <class Fn>
+void each_target(Fn&& fn) {
+  const qnum::simd_target saved = qnum::host_simd_target();
+  for (qnum::simd_target t : targets()) {
+    REQUIRE(qnum::set_host_simd_target(t));
+    const std::string target_name = qnum::simd_target_name(t);
+    CAPTURE(target_name);
+    fn(t);
+  }
+  REQUIRE(qnum::set_host_simd_target(saved));
+}
+
 struct shape {
   std::int64_t rows, cols, stride;
   qnum::group_shape groups;
@@ -83,7 +108,7 @@ template <> float to_out<float>(float v) { return v; }
 template <> std::uint16_t to_out<std::uint16_t>(float v) { return qnum::to_bf16(v); }
 
 template <class F, class T, class U>
-void run_case(const qnum::scheme<F>& s, const shape& sh, const std::vector<float>& src, float outer, const char* name) {
+void run_case_one(const qnum::scheme<F>& s, const shape& sh, const std::vector<float>& src, float outer, const char* name) {
   const std::int64_t R = sh.rows, C = sh.cols, S = sh.stride;
   std::vector<T> in(src.size());
   for (std::size_t i = 0; i < src.size(); ++i) {
@@ -139,7 +164,11 @@ void run_case(const qnum::scheme<F>& s, const shape& sh, const std::vector<float
         for (std::int64_t c = C; c < S; ++c)
           if (codes[static_cast<std::size_t>(r * S + c)] != 0xAB) report("stride padding", r, c, codes[static_cast<std::size_t>(r * S + c)], 0xAB);
     }
-  CHECK_MESSAGE(bad == 0, name);
+  CHECK_MESSAGE(bad == 0, name << " target " << qnum::simd_target_name(qnum::host_simd_target()));
+}
+template <class F, class T, class U>
+void run_case(const qnum::scheme<F>& s, const shape& sh, const std::vector<float>& src, float outer, const char* name) {
+  each_target([&](qnum::simd_target) { run_case_one<F, T, U>(s, sh, src, outer, name); });
 }
 
 const shape shapes[] = {
@@ -289,16 +318,19 @@ void grad_case(std::size_t n, std::size_t gs, qnum::scale_timing timing, std::ui
 }
 
 TEST_CASE("INT8 gradient quantizer with error feedback: lanes == per-element definition") {
-  for (auto timing : {qnum::scale_timing::delayed, qnum::scale_timing::current}) {
-    grad_case<float>(4096, 128, timing, 5);
-    grad_case<float>(1000, 0, timing, 6);
-    grad_case<float>(999, 37, timing, 7);
-    grad_case<std::uint16_t>(4096, 128, timing, 8);
-    grad_case<std::uint16_t>(77, 7, timing, 9);
-  }
+  each_target([](qnum::simd_target) {
+    for (auto timing : {qnum::scale_timing::delayed, qnum::scale_timing::current}) {
+      grad_case<float>(4096, 128, timing, 5);
+      grad_case<float>(1000, 0, timing, 6);
+      grad_case<float>(999, 37, timing, 7);
+      grad_case<std::uint16_t>(4096, 128, timing, 8);
+      grad_case<std::uint16_t>(77, 7, timing, 9);
+    }
+  });
 }
 
 TEST_CASE("row_stats and quantize_row == accumulate and quantize_value") {
+  each_target([](qnum::simd_target) {
   namespace p = qnum::presets;
   for (std::int64_t n : {1, 3, 16, 32, 77, 300}) {
     const auto x = hard_data(3, n, static_cast<std::uint64_t>(n));
@@ -335,31 +367,167 @@ TEST_CASE("row_stats and quantize_row == accumulate and quantize_value") {
       check(qnum::symmetric_full<qnum::int8>().in_work(qnum::work_dtype::bf16), a);  // the generic loop
     }
   }
+  });
 }
 
 #if QNUM_HOST_SIMD
-TEST_CASE("float code lanes == encode<F>(x, rne, satfinite) on every special and boundary pattern") {
+TEST_CASE("float code lanes == encode<F>(x, rne, satfinite) on every special and boundary pattern, every target") {
   // The lanes over all 2^32 inputs run in test_codec_exhaustive; here every exponent with the mantissa
   // patterns that decide rounding (0, 1, half-1, half, half+1, lsb-odd ties, all ones), both signs.
-  using namespace qnum::detail::simd;
-  std::vector<std::uint32_t> pats;
+  std::vector<float> x;
   for (std::uint32_t e = 0; e < 256; ++e)
     for (std::uint32_t m : {0u, 1u, 0x7FFFFu, 0x80000u, 0x80001u, 0x17FFFFu, 0x180000u, 0x100000u, 0x200000u, 0x1FFFFFu,
                             0x3FFFFFu, 0x400000u, 0x400001u, 0x600000u, 0x7FFFFFu, 0x0FFFFFu, 0x280000u})
-      for (std::uint32_t sgn : {0u, 0x80000000u}) pats.push_back(sgn | (e << 23) | m);
-  while (pats.size() % lanes) pats.push_back(0);
-  long bad = 0;
-  for (std::size_t i = 0; i < pats.size(); i += lanes) {
-    vf v;
-    for (int l = 0; l < lanes; ++l) v[l] = bits_to_float(pats[i + static_cast<std::size_t>(l)]);
-    const vi a = float_code_lane<qnum::fp8_e4m3>(v), b = float_code_lane<qnum::fp8_e5m2>(v), c = float_code_lane<qnum::fp4_e2m1>(v);
-    for (int l = 0; l < lanes; ++l) {
-      const float x = v[l];
-      bad += static_cast<std::uint32_t>(a[l]) != qnum::encode<qnum::fp8_e4m3>(x, qnum::rne, qnum::satfinite);
-      bad += static_cast<std::uint32_t>(b[l]) != qnum::encode<qnum::fp8_e5m2>(x, qnum::rne, qnum::satfinite);
-      bad += static_cast<std::uint32_t>(c[l]) != qnum::encode<qnum::fp4_e2m1>(x, qnum::rne, qnum::satfinite);
+      for (std::uint32_t sgn : {0u, 0x80000000u}) x.push_back(bits_to_float(sgn | (e << 23) | m));
+  const std::int64_t n = static_cast<std::int64_t>(x.size());
+  long bad = 0, runs = 0;
+  std::vector<std::uint8_t> a(x.size()), b(x.size()), c(x.size());
+  for (qnum::simd_target t : targets()) {
+    if (t == qnum::simd_target::none) continue;
+    REQUIRE(qnum::set_host_simd_target(t));
+    runs += qnum::detail::simd::dispatch([&](auto eng) {
+      using E = decltype(eng);
+      E::template encode_row<qnum::fp8_e4m3>(x.data(), n, a.data());
+      E::template encode_row<qnum::fp8_e5m2>(x.data(), n, b.data());
+      E::template encode_row<qnum::fp4_e2m1>(x.data(), n, c.data());
+    });
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      bad += a[i] != qnum::encode<qnum::fp8_e4m3>(x[i], qnum::rne, qnum::satfinite);
+      bad += b[i] != qnum::encode<qnum::fp8_e5m2>(x[i], qnum::rne, qnum::satfinite);
+      bad += c[i] != qnum::encode<qnum::fp4_e2m1>(x[i], qnum::rne, qnum::satfinite);
     }
   }
+  qnum::set_host_simd_target(qnum::detail::simd::best_target());
+  CHECK(runs > 0);
   CHECK(bad == 0);
 }
+
+TEST_CASE("the CPU's best target is the default and a missing one is refused") {
+  CHECK(qnum::set_host_simd_target(qnum::detail::simd::best_target()));
+  CHECK(qnum::host_simd_target() == qnum::detail::simd::best_target());
+#if defined(__x86_64__)
+  CHECK_FALSE(qnum::set_host_simd_target(qnum::simd_target::neon));
+  CHECK(qnum::host_simd_target() == qnum::detail::simd::best_target());
 #endif
+  CHECK(qnum::set_host_simd_target(qnum::simd_target::none));
+  CHECK(qnum::host_simd_target() == qnum::simd_target::none);
+  CHECK(qnum::set_host_simd_target(qnum::detail::simd::best_target()));
+}
+#endif
+
+// A scheme fixed at compile time gives the bits of the same scheme at run time (quantize, scales, zero
+// points, dequantize, fake_quantize), under every target.
+template <class H>
+void fixed_vs_runtime(const H& fixed, const char* name) {
+  using F = typename H::format;
+  const qnum::scheme<F> s = fixed.get();
+  each_target([&](qnum::simd_target) {
+    for (const auto& sh : {shape{37, 128, 128, qnum::group_size(32)}, shape{19, 300, 301, qnum::group_size(128)},
+                           shape{45, 61, 64, qnum::per_row()}, shape{70, 130, 131, qnum::block(32, 32)}}) {
+      const auto src = hard_data(sh.rows, sh.stride, 99);
+      qnum::detail::grid g;
+      REQUIRE(qnum::detail::make_grid(sh.rows, sh.cols, sh.groups, g) == qnum::status::ok);
+      const int sb = qnum::scale_bytes(s.store);
+      const auto n = static_cast<std::size_t>(sh.rows * sh.stride), ng = static_cast<std::size_t>(g.nr * g.nc);
+      std::vector<std::uint8_t> c1(n, 0xAB), c2(n, 0xAB), s1(ng * 4), s2(ng * 4);
+      std::vector<std::int32_t> z1(ng), z2(ng);
+      std::vector<float> d1(n), d2(n), f1(n), f2(n);
+      const auto in = qnum::view<const float>(src.data(), sh.rows, sh.cols, sh.stride);
+      const qnum::scale_view v1{s1.data(), g.nr, g.nc, g.nc, sb}, v2{s2.data(), g.nr, g.nc, g.nc, sb};
+      REQUIRE(qnum::quantize(fixed, in, sh.groups, qnum::view(c1.data(), sh.rows, sh.cols, sh.stride), v1,
+                             qnum::view(z1.data(), g.nr, g.nc)) == qnum::status::ok);
+      REQUIRE(qnum::quantize(s, in, sh.groups, qnum::view(c2.data(), sh.rows, sh.cols, sh.stride), v2,
+                             qnum::view(z2.data(), g.nr, g.nc)) == qnum::status::ok);
+      REQUIRE(qnum::dequantize(fixed, qnum::view<const std::uint8_t>(c1.data(), sh.rows, sh.cols, sh.stride), sh.groups, v1,
+                               qnum::view<const std::int32_t>(z1.data(), g.nr, g.nc),
+                               qnum::view(d1.data(), sh.rows, sh.cols, sh.stride)) == qnum::status::ok);
+      REQUIRE(qnum::dequantize(s, qnum::view<const std::uint8_t>(c2.data(), sh.rows, sh.cols, sh.stride), sh.groups, v2,
+                               qnum::view<const std::int32_t>(z2.data(), g.nr, g.nc),
+                               qnum::view(d2.data(), sh.rows, sh.cols, sh.stride)) == qnum::status::ok);
+      REQUIRE(qnum::fake_quantize(fixed, in, sh.groups, qnum::view(f1.data(), sh.rows, sh.cols, sh.stride)) == qnum::status::ok);
+      REQUIRE(qnum::fake_quantize(s, in, sh.groups, qnum::view(f2.data(), sh.rows, sh.cols, sh.stride)) == qnum::status::ok);
+      long bad = 0;
+      for (std::size_t i = 0; i < n; ++i)
+        bad += c1[i] != c2[i] || float_to_bits(d1[i]) != float_to_bits(d2[i]) || float_to_bits(f1[i]) != float_to_bits(f2[i]);
+      for (std::size_t i = 0; i < ng; ++i) bad += z1[i] != z2[i];
+      bad += s1 != s2;
+      CHECK_MESSAGE(bad == 0, name);
+    }
+  });
+}
+
+TEST_CASE("fixed_scheme == the same scheme at run time, host entry points") {
+  namespace p = qnum::presets;
+  fixed_vs_runtime(qnum::fixed_scheme<p::int8_sym>{}, "int8_sym");
+  fixed_vs_runtime(qnum::fixed_scheme<p::slime_int4_qat>{}, "slime_int4_qat");
+  fixed_vs_runtime(qnum::fixed_scheme<p::ct_w4a16_asym>{}, "ct_w4a16_asym");
+  fixed_vs_runtime(qnum::fixed_scheme<p::ct_w4a16_sym_bf16>{}, "ct_w4a16_sym_bf16");
+  fixed_vs_runtime(qnum::fixed_scheme<p::deepgemm_fp8>{}, "deepgemm_fp8");
+  fixed_vs_runtime(qnum::fixed_scheme<p::mxfp4>{}, "mxfp4");
+  fixed_vs_runtime(qnum::fixed_scheme<p::te_fp8_current>{}, "te_fp8_current");
+}
+
+// GGUF writers: the lanes against the per-block definitions (gguf_quantize_block_*, ggml's _ref formulas
+// written out) on blocks built to hit every branch, under every target.
+std::vector<float> gguf_hard_blocks(std::int64_t nblocks, std::uint64_t seed) {
+  std::vector<float> x(static_cast<std::size_t>(nblocks * 32));
+  for (std::int64_t b = 0; b < nblocks; ++b) {
+    const float mag = std::ldexp(1.0f, static_cast<int>(b % 61) - 30);
+    const int kind = static_cast<int>(b % 11);
+    for (int j = 0; j < 32; ++j) {
+      const std::uint64_t i = static_cast<std::uint64_t>(b * 32 + j);
+      const std::uint32_t r = qnum::random_bits(seed, 2 * i), t = qnum::random_bits(seed, 2 * i + 1);
+      float v = (static_cast<float>(static_cast<std::int32_t>(r)) / 2147483648.0f) * mag;
+      switch (kind) {
+        case 0: v = 0.0f; break;                                               // all zero
+        case 1: v = (t & 1) ? -0.0f : 0.0f; break;                             // signed zeros
+        case 2: v = std::fabs(v) * ((t & 3) == 0 ? 0.0f : 1.0f); break;        // min == 0 (Q4_1: ggml's first zero)
+        case 3: v = -std::fabs(v) * ((t & 3) == 0 ? (t & 4 ? -0.0f : 0.0f) : 1.0f); break;  // max == 0
+        case 4: v = (t & 8 ? mag : -mag) * ((t & 16) ? 1.0f : 0.5f); break;   // ties of |x| = amax, both signs
+        case 5: v = static_cast<float>(static_cast<int>(t % 255) - 127) * 0.5f * mag; break;  // halves: roundf ties
+        case 6: v = bits_to_float(t & 0x807FFFFFu); break;                     // subnormal: 1/d overflows
+        case 7: v = (t & 1 ? 3.0e38f : -3.0e38f) * (t & 2 ? 1.0f : 0.25f); break;  // huge: d overflows fp16
+        default: break;
+      }
+      x[static_cast<std::size_t>(b * 32 + j)] = v;
+    }
+  }
+  return x;
+}
+
+TEST_CASE("GGUF Q8_0/Q4_0/Q4_1 writers: lanes == block definitions, every target") {
+  const std::int64_t nb = 2000;
+  const auto x = gguf_hard_blocks(nb, 5);
+  for (qnum::gguf_type t : {qnum::gguf_type::q8_0, qnum::gguf_type::q4_0, qnum::gguf_type::q4_1}) {
+    const int bb = qnum::gguf_block_bytes(t);
+    std::vector<std::uint8_t> want(static_cast<std::size_t>(nb * bb));
+    bool overflow = false;
+    for (std::int64_t b = 0; b < nb; ++b) {
+      const float* xb = x.data() + b * 32;
+      std::uint8_t* ob = want.data() + b * bb;
+      overflow |= t == qnum::gguf_type::q4_0 ? qnum::gguf_quantize_block_q4_0(xb, ob)
+                  : t == qnum::gguf_type::q4_1 ? qnum::gguf_quantize_block_q4_1(xb, ob)
+                                               : qnum::gguf_quantize_block_q8_0(xb, ob);
+    }
+    REQUIRE(overflow);  // the huge blocks
+    each_target([&](qnum::simd_target) {
+      std::vector<std::uint8_t> got(want.size(), 0xCD);
+      CHECK(qnum::gguf_quantize(t, x.data(), nb * 32, got.data()) == qnum::pack_status::scale_overflow);
+      long bad = 0;
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        if (got[i] != want[i] && bad++ < 3)
+          std::printf("gguf type %d block %zu byte %zu: got 0x%02x want 0x%02x\n", static_cast<int>(t), i / static_cast<std::size_t>(bb),
+                      i % static_cast<std::size_t>(bb), got[i], want[i]);
+      }
+      CHECK(bad == 0);
+      // A non-finite element anywhere: nothing written.
+      for (float bad_x : {std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::quiet_NaN()}) {
+        auto y = x;
+        y[static_cast<std::size_t>(nb * 32 - 7)] = bad_x;
+        std::vector<std::uint8_t> o(want.size(), 0xCD);
+        CHECK(qnum::gguf_quantize(t, y.data(), nb * 32, o.data()) == qnum::pack_status::non_finite);
+        CHECK(std::count(o.begin(), o.end(), 0xCD) == static_cast<std::ptrdiff_t>(o.size()));
+      }
+    });
+  }
+}

@@ -251,23 +251,28 @@ dq_status quantize_gradient_int8(const float* g, std::int8_t* codes, Residual* r
     }
     const int8_multipliers m = int8_multipliers_for(s);
     float amax = 0.0f;
+    bool lanes_done = false;
 #if QNUM_HOST_SIMD
     if (!cfg.stochastic && m.inv > 0.0f && m.inv <= detail::flt_max && m.dq <= detail::flt_max) {
       bool nonfinite = false;
-      amax = detail::simd::grad_int8_row(g + b, residual != nullptr ? residual + b : nullptr, static_cast<std::int64_t>(gs),
-                                         m.inv, m.dq, codes + b, nonfinite);
+      lanes_done = detail::simd::dispatch([&](auto lanes) {
+        amax = decltype(lanes)::grad_int8_row(g + b, residual != nullptr ? residual + b : nullptr,
+                                              static_cast<std::int64_t>(gs), m.inv, m.dq, codes + b, nonfinite);
+      });
       zeroed = zeroed || nonfinite;
-    } else
+    }
 #endif
-    for (std::size_t i = b; i < e; ++i) {
-      const float r_old = residual != nullptr ? load_residual(residual, i) : 0.0f;
-      const int8_element el =
-          cfg.stochastic ? quantize_grad_element(g[i], r_old, m, stochastic(dynamic_scale_random(cfg, offset, i)))
-                         : quantize_grad_element(g[i], r_old, m, rne);
-      codes[i] = static_cast<std::int8_t>(el.code);
-      if (residual != nullptr) store_residual(residual, i, el.residual);
-      amax = el.abs_in > amax ? el.abs_in : amax;
-      zeroed = zeroed || !el.finite;
+    if (!lanes_done) {
+      for (std::size_t i = b; i < e; ++i) {
+        const float r_old = residual != nullptr ? load_residual(residual, i) : 0.0f;
+        const int8_element el =
+            cfg.stochastic ? quantize_grad_element(g[i], r_old, m, stochastic(dynamic_scale_random(cfg, offset, i)))
+                           : quantize_grad_element(g[i], r_old, m, rne);
+        codes[i] = static_cast<std::int8_t>(el.code);
+        if (residual != nullptr) store_residual(residual, i, el.residual);
+        amax = el.abs_in > amax ? el.abs_in : amax;
+        zeroed = zeroed || !el.finite;
+      }
     }
     st.scale = s;
     st.amax = amax;

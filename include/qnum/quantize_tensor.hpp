@@ -19,8 +19,11 @@
 // stochastic(random_bits(seed, r * cols + c)).
 // Two-level schemes (NVFP4): pass outer_scale (per-tensor fp32, e.g. amax/(448*6)) to quantize/dequantize.
 // Empty tensors (rows or cols 0) are ok and do nothing.
+// Schemes: a scheme<F> value, or a holder (static_scheme.hpp: fixed_scheme<presets::x>{} folds the scheme's
+// fields at compile time), same bits.
 // Speed: fp32/bf16 tensors with nearest-even rounding and an fp32 work dtype take the SIMD lanes of
-// detail/host_simd.hpp (same bits, tested against the generic loop); everything else the generic loop.
+// detail/host_simd.hpp, the CPU's best instruction set chosen at run time (same bits, tested against the
+// generic loop); everything else the generic loop.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +35,7 @@
 #include "qnum/quantize.hpp"
 #include "qnum/random.hpp"
 #include "qnum/scale.hpp"
+#include "qnum/static_scheme.hpp"
 
 QNUM_BEGIN_NAMESPACE
 
@@ -195,16 +199,31 @@ group_stats stats_of(const matrix_view<T>& in, const grid& g, std::int64_t bi, s
   const std::int64_t c1 = bj * g.gc + g.gc < in.cols ? bj * g.gc + g.gc : in.cols;
 #if QNUM_HOST_SIMD
   if constexpr (lane_type<T>()) {
-    if (lane_view(in)) {
-      simd::stats_acc acc;
-      for (std::int64_t r = bi * g.gr; r < r1; ++r) simd::accumulate_row(acc, in.data + r * in.row_stride + bj * g.gc, c1 - bj * g.gc);
-      return simd::finish(acc);
-    }
+    if (lane_view(in) && simd::dispatch([&](auto e) {
+          st = decltype(e)::stats(in.data + bi * g.gr * in.row_stride + bj * g.gc, in.row_stride, r1 - bi * g.gr,
+                                  c1 - bj * g.gc);
+        }))
+      return st;
   }
 #endif
   for (std::int64_t r = bi * g.gr; r < r1; ++r)
     for (std::int64_t c = bj * g.gc; c < c1; ++c) accumulate(st, load_elem(in.data + r * in.row_stride + c, in.type));
   return st;
+}
+
+// The lanes' view of a group grid (input stride in, output stride out).
+inline simd::group_grid lane_grid(std::int64_t rows, std::int64_t cols, const grid& g, std::int64_t in_stride,
+                                  std::int64_t out_stride) {
+  simd::group_grid l;
+  l.rows = rows;
+  l.cols = cols;
+  l.in_stride = in_stride;
+  l.out_stride = out_stride;
+  l.gr = g.gr;
+  l.gc = g.gc;
+  l.nr = g.nr;
+  l.nc = g.nc;
+  return l;
 }
 
 // Visit each group: fn(bi, bj, r0, r1, c0, c1).
@@ -267,15 +286,17 @@ void quantize_row(const scheme<F>& s, const group_params& p, const T* x, std::in
                   tensor_type t = sizeof(T) == 2 ? tensor_type::bf16 : tensor_type::fp32) {
 #if QNUM_HOST_SIMD
   if constexpr (detail::simd::format_covered<F>() && detail::lane_type<T>()) {
-    if (detail::lane_scheme(s, nearest()) && (sizeof(T) == 4 || t == tensor_type::bf16) && detail::simd::group_covered(s, p)) {
-      detail::simd::quantize_row(s, p, x, n, codes);
+    if (detail::lane_scheme(s, nearest()) && (sizeof(T) == 4 || t == tensor_type::bf16) && detail::simd::group_covered(s, p) &&
+        detail::simd::dispatch([&](auto e) { decltype(e)::quantize_row(s, p, x, n, codes); }))
       return;
-    }
   }
 #endif
   for (std::int64_t i = 0; i < n; ++i) codes[i] = quantize_value(s, p, detail::load_elem(x + i, t), rne);
 }
 
+// compute_scales, quantize, dequantize and fake_quantize take the scheme as a scheme<F> value (known at run
+// time) or as a holder (static_scheme.hpp): fixed_scheme<presets::x>{} makes every field a compile-time
+// constant in the group loop, runtime_scheme<F> is the scheme<F> form. Same bits either way.
 template <class F, class T>
 status compute_scales(const scheme<F>& s, matrix_view<const T> in, group_shape groups, scale_view scales,
                       matrix_view<std::int32_t> zeros = {}, float outer_scale = 0.0f) {
@@ -288,10 +309,17 @@ status compute_scales(const scheme<F>& s, matrix_view<const T> in, group_shape g
     for (std::int64_t bj = 0; bj < g.nc; ++bj) detail::group_params_stored(s, in, g, bi, bj, outer_scale, scales, zeros);
   return status::ok;
 }
+template <class H, class T, std::enable_if_t<is_scheme_holder_v<H>, int> = 0>
+status compute_scales(const H& h, matrix_view<const T> in, group_shape groups, scale_view scales,
+                      matrix_view<std::int32_t> zeros = {}, float outer_scale = 0.0f) {
+  return compute_scales(h.get(), in, groups, scales, zeros, outer_scale);
+}
 
-template <class F, class T>
-status quantize(const scheme<F>& s, matrix_view<const T> in, group_shape groups, matrix_view<std::uint8_t> codes,
+template <class H, class T, std::enable_if_t<is_scheme_holder_v<H>, int> = 0>
+status quantize(const H& h, matrix_view<const T> in, group_shape groups, matrix_view<std::uint8_t> codes,
                 scale_view scales, matrix_view<std::int32_t> zeros = {}, rounding rd = {}, float outer_scale = 0.0f) {
+  using F = typename H::format;
+  const scheme<F> s = h.get();
   if (status e = detail::check_view(in); e != status::ok) return e;
   if (status e = detail::check_view(codes); e != status::ok) return e;
   if (codes.rows != in.rows || codes.cols != in.cols) return status::bad_shape;
@@ -299,20 +327,39 @@ status quantize(const scheme<F>& s, matrix_view<const T> in, group_shape groups,
   bool empty = false;
   if (status e = detail::prepare_groups(s, in.rows, in.cols, groups, scales, zeros, g, empty); e != status::ok || empty)
     return e;
-  detail::for_each_group(in.rows, in.cols, g, [&](std::int64_t bi, std::int64_t bj, std::int64_t r0, std::int64_t r1,
-                                                  std::int64_t c0, std::int64_t c1) {
-    const group_params p = detail::group_params_stored(s, in, g, bi, bj, outer_scale, scales, zeros);
-    if (rd.mode == rounding_mode::nearest_even) {  // row by row: the SIMD lanes where they apply
-      for (std::int64_t r = r0; r < r1; ++r)
-        quantize_row(s, p, in.data + r * in.row_stride + c0, c1 - c0, codes.data + r * codes.row_stride + c0, in.type);
-      return;
-    }
+  // One group's codes by the per-element definition (rounding rd), its parameters given.
+  auto generic_codes = [&](std::int64_t bi, std::int64_t bj, const group_params& p) {
+    const std::int64_t r0 = bi * g.gr, c0 = bj * g.gc;
+    const std::int64_t r1 = r0 + g.gr < in.rows ? r0 + g.gr : in.rows, c1 = c0 + g.gc < in.cols ? c0 + g.gc : in.cols;
     for (std::int64_t r = r0; r < r1; ++r)
       for (std::int64_t c = c0; c < c1; ++c)
         codes.data[r * codes.row_stride + c] =
             detail::quantize_with(s, p, detail::load_elem(in.data + r * in.row_stride + c, in.type), rd, r * in.cols + c);
-  });
+  };
+#if QNUM_HOST_SIMD
+  if constexpr (detail::simd::format_covered<F>() && detail::lane_type<T>()) {
+    if (detail::lane_scheme(s, rd) && detail::lane_view(in)) {
+      auto sink = [&](std::int64_t bi, std::int64_t bj, const group_params& p) {
+        detail::write_scale(scales, bi, bj, p.scale_code);
+        if (s.kind == scheme_kind::asymmetric) zeros.data[bi * zeros.row_stride + bj] = p.zero;
+      };
+      const detail::simd::group_grid lg = detail::lane_grid(in.rows, in.cols, g, in.row_stride, codes.row_stride);
+      if (detail::simd::dispatch([&](auto e) {
+            decltype(e)::quantize_groups(h, in.data, lg, outer_scale, codes.data, codes.row_stride, sink, generic_codes);
+          }))
+        return status::ok;
+    }
+  }
+#endif
+  for (std::int64_t bi = 0; bi < g.nr; ++bi)
+    for (std::int64_t bj = 0; bj < g.nc; ++bj)
+      generic_codes(bi, bj, detail::group_params_stored(s, in, g, bi, bj, outer_scale, scales, zeros));
   return status::ok;
+}
+template <class F, class T>
+status quantize(const scheme<F>& s, matrix_view<const T> in, group_shape groups, matrix_view<std::uint8_t> codes,
+                scale_view scales, matrix_view<std::int32_t> zeros = {}, rounding rd = {}, float outer_scale = 0.0f) {
+  return quantize(as_holder(s), in, groups, codes, scales, zeros, rd, outer_scale);
 }
 
 template <class F, class T>
@@ -330,19 +377,22 @@ status dequantize(const scheme<F>& s, matrix_view<const std::uint8_t> codes, gro
     if (zeros.data == nullptr) return status::null_pointer;
     if (zeros.rows != g.nr || zeros.cols != g.nc || zeros.row_stride < zeros.cols) return status::bad_scale_buffer;
   }
+  auto params = [&](std::int64_t bi, std::int64_t bj) {
+    return detail::params_from_stored(s, detail::read_scale(scales, bi, bj), asym ? zeros.data[bi * zeros.row_stride + bj] : 0,
+                                      outer_scale);
+  };
+#if QNUM_HOST_SIMD
+  if constexpr (detail::simd::format_covered<F>() && detail::lane_type<T>()) {
+    if (s.work == work_dtype::fp32 && detail::lane_view(out)) {
+      detail::simd::group_grid lg = detail::lane_grid(out.rows, out.cols, g, codes.row_stride, out.row_stride);
+      if (detail::simd::dispatch([&](auto e) { decltype(e)::template dequantize_groups<F>(codes.data, lg, out.data, params); }))
+        return status::ok;
+    }
+  }
+#endif
   detail::for_each_group(out.rows, out.cols, g, [&](std::int64_t bi, std::int64_t bj, std::int64_t r0, std::int64_t r1,
                                                    std::int64_t c0, std::int64_t c1) {
-    const group_params p = detail::params_from_stored(s, detail::read_scale(scales, bi, bj),
-                                                      asym ? zeros.data[bi * zeros.row_stride + bj] : 0, outer_scale);
-#if QNUM_HOST_SIMD
-    if constexpr (detail::simd::format_covered<F>() && detail::lane_type<T>()) {
-      if (s.work == work_dtype::fp32 && detail::lane_view(out)) {
-        for (std::int64_t r = r0; r < r1; ++r)
-          detail::simd::dequantize_row<F>(p, codes.data + r * codes.row_stride + c0, c1 - c0, out.data + r * out.row_stride + c0);
-        return;
-      }
-    }
-#endif
+    const group_params p = params(bi, bj);
     for (std::int64_t r = r0; r < r1; ++r)
       for (std::int64_t c = c0; c < c1; ++c)
         detail::store_elem(out.data + r * out.row_stride + c, out.type,
@@ -350,36 +400,52 @@ status dequantize(const scheme<F>& s, matrix_view<const std::uint8_t> codes, gro
   });
   return status::ok;
 }
+template <class H, class T, std::enable_if_t<is_scheme_holder_v<H>, int> = 0>
+status dequantize(const H& h, matrix_view<const std::uint8_t> codes, group_shape groups, scale_view scales,
+                  matrix_view<const std::int32_t> zeros, matrix_view<T> out, float outer_scale = 0.0f) {
+  return dequantize(h.get(), codes, groups, scales, zeros, out, outer_scale);
+}
 
-template <class F, class T, class U>
-status fake_quantize(const scheme<F>& s, matrix_view<const T> in, group_shape groups, matrix_view<U> out,
-                     rounding rd = {}, float outer_scale = 0.0f) {
+template <class H, class T, class U, std::enable_if_t<is_scheme_holder_v<H>, int> = 0>
+status fake_quantize(const H& h, matrix_view<const T> in, group_shape groups, matrix_view<U> out, rounding rd = {},
+                     float outer_scale = 0.0f) {
+  using F = typename H::format;
+  const scheme<F> s = h.get();
   if (status e = detail::check_view(in); e != status::ok) return e;
   if (status e = detail::check_view(out); e != status::ok) return e;
   if (out.rows != in.rows || out.cols != in.cols) return status::bad_shape;
   detail::grid g;
   if (status e = detail::make_grid(in.rows, in.cols, groups, g); e != status::ok) return e;
   if (in.rows == 0 || in.cols == 0) return status::ok;
-  detail::for_each_group(in.rows, in.cols, g, [&](std::int64_t bi, std::int64_t bj, std::int64_t r0, std::int64_t r1,
-                                                  std::int64_t c0, std::int64_t c1) {
-    const group_params p = compute_params(s, detail::stats_of<F>(in, g, bi, bj), outer_scale);
-#if QNUM_HOST_SIMD
-    if constexpr (detail::simd::format_covered<F>() && detail::lane_type<T>() && detail::lane_type<U>()) {
-      if (detail::lane_scheme(s, rd) && detail::lane_view(in) && detail::lane_view(out) && detail::simd::group_covered(s, p)) {
-        for (std::int64_t r = r0; r < r1; ++r)
-          detail::simd::fake_quantize_row(s, p, in.data + r * in.row_stride + c0, c1 - c0, out.data + r * out.row_stride + c0);
-        return;
-      }
-    }
-#endif
+  auto generic_group = [&](std::int64_t bi, std::int64_t bj, const group_params& p) {
+    const std::int64_t r0 = bi * g.gr, c0 = bj * g.gc;
+    const std::int64_t r1 = r0 + g.gr < in.rows ? r0 + g.gr : in.rows, c1 = c0 + g.gc < in.cols ? c0 + g.gc : in.cols;
     for (std::int64_t r = r0; r < r1; ++r)
       for (std::int64_t c = c0; c < c1; ++c) {
         const float x = detail::load_elem(in.data + r * in.row_stride + c, in.type);
         detail::store_elem(out.data + r * out.row_stride + c, out.type,
                            dequantize_value(s, p, detail::quantize_with(s, p, x, rd, r * in.cols + c)));
       }
-  });
+  };
+#if QNUM_HOST_SIMD
+  if constexpr (detail::simd::format_covered<F>() && detail::lane_type<T>() && detail::lane_type<U>()) {
+    if (detail::lane_scheme(s, rd) && detail::lane_view(in) && detail::lane_view(out)) {
+      const detail::simd::group_grid lg = detail::lane_grid(in.rows, in.cols, g, in.row_stride, out.row_stride);
+      if (detail::simd::dispatch([&](auto e) {
+            decltype(e)::fake_quantize_groups(h, in.data, lg, outer_scale, out.data, generic_group);
+          }))
+        return status::ok;
+    }
+  }
+#endif
+  for (std::int64_t bi = 0; bi < g.nr; ++bi)
+    for (std::int64_t bj = 0; bj < g.nc; ++bj) generic_group(bi, bj, compute_params(s, detail::stats_of<F>(in, g, bi, bj), outer_scale));
   return status::ok;
+}
+template <class F, class T, class U>
+status fake_quantize(const scheme<F>& s, matrix_view<const T> in, group_shape groups, matrix_view<U> out,
+                     rounding rd = {}, float outer_scale = 0.0f) {
+  return fake_quantize(as_holder(s), in, groups, out, rd, outer_scale);
 }
 
 // Per-tensor amax over the finite elements (for two-level schemes and TE current scaling).

@@ -27,6 +27,7 @@
 #include "qnum/config.hpp"
 #include "qnum/detail/bits.hpp"
 #include "qnum/detail/fp_rn.hpp"
+#include "qnum/detail/host_simd.hpp"
 #include "qnum/pack.hpp"
 
 QNUM_BEGIN_NAMESPACE
@@ -162,9 +163,21 @@ inline pack_status gguf_quantize(gguf_type t, const float* x, std::int64_t n, st
   if (n < 0 || n % gguf_block_size != 0) return pack_status::bad_shape;
   if (n == 0) return pack_status::ok;
   if (x == nullptr || out == nullptr) return pack_status::null_pointer;
+  bool overflow = false;
+#if QNUM_HOST_SIMD
+  bool nonfinite = false;
+  // The lanes of the CPU's best instruction set (detail/host_simd.hpp): the same bytes as the blocks below.
+  if (detail::simd::dispatch([&](auto e) { nonfinite = decltype(e)::any_nonfinite(x, n); })) {
+    if (nonfinite) return pack_status::non_finite;
+    detail::simd::dispatch([&](auto e) {
+      overflow = decltype(e)::gguf_blocks(static_cast<int>(t), x, n / gguf_block_size, out,
+                                          [](const float* xb, std::uint8_t* ob) { return gguf_quantize_block_q4_1(xb, ob); });
+    });
+    return overflow ? pack_status::scale_overflow : pack_status::ok;
+  }
+#endif
   for (std::int64_t i = 0; i < n; ++i)
     if (detail::is_nonfinite(x[i])) return pack_status::non_finite;
-  bool overflow = false;
   const int bb = gguf_block_bytes(t);
   for (std::int64_t b = 0; b < n / gguf_block_size; ++b) {
     const float* xb = x + b * gguf_block_size;

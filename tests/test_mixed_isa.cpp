@@ -1,0 +1,40 @@
+// tests/test_mixed_isa.cpp: objects built with different instruction-set flags link into one program and
+// agree. This file has the project's flags; mixed_isa_avx2.cpp is built with -mavx2 -mfma
+// -ffp-contract=fast. Both run the same entry points (mixed_isa_body.hpp) under every host SIMD target
+// and with none (the generic loops): every result must be the same bytes.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "mixed_isa_body.hpp"
+
+std::vector<std::uint8_t> mixed_isa_avx2_work();
+
+#if defined(QNUM_TEST_SKIP_WITHOUT_AVX2)
+#include <cstdio>
+#include <cstdlib>
+namespace {
+const bool avx2_present = [] {  // the -mavx2 object cannot run without AVX2/FMA: skip (77)
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) {
+    std::printf("CPU without AVX2/FMA: skipped\n");
+    std::exit(77);
+  }
+  return true;
+}();
+}  // namespace
+#endif
+
+TEST_CASE("objects built with and without -mavx2 link together and give the same bits, every target") {
+  REQUIRE(qnum::set_host_simd_target(qnum::simd_target::none));
+  const std::vector<std::uint8_t> generic = mixed_isa::work();
+  REQUIRE(!generic.empty());
+  for (auto t : {qnum::simd_target::sse2, qnum::simd_target::avx2, qnum::simd_target::avx512, qnum::simd_target::neon}) {
+    if (!qnum::set_host_simd_target(t)) continue;
+    const std::string name = qnum::simd_target_name(t);
+    CAPTURE(name);
+    CHECK(mixed_isa::work() == generic);
+    CHECK(mixed_isa_avx2_work() == generic);
+  }
+}
