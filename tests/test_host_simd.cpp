@@ -23,20 +23,10 @@
 #include "qnum/static_scheme.hpp"
 #include "test_util.hpp"
 
-#if defined(QNUM_TEST_SKIP_WITHOUT_AVX2)
-// The AVX2 build of this test (8 lanes, -mfma -ffp-contract=fast: the register barriers must keep every
-// product unfused): skip (77) on a CPU without AVX2/FMA.
-#include <cstdlib>
-namespace {
-const bool avx2_present = [] {
-  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) {
-    std::printf("CPU without AVX2/FMA: skipped\n");
-    std::exit(77);
-  }
-  return true;
-}();
-}  // namespace
-#endif
+// test_host_simd_avx2 is this file built with -mavx2 -mfma -ffp-contract=fast: the caller's code may then
+// contract products into FMAs, and the register barriers must keep every lane product unfused. It exits 77
+// (skip) on a CPU without AVX2/FMA.
+#include "avx2_guard.hpp"
 
 namespace {
 

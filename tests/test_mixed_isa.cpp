@@ -8,23 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "avx2_guard.hpp"  // the AVX2 object needs AVX2/FMA: exit 77 (skip) without them
 #include "mixed_isa_body.hpp"
 
 std::vector<std::uint8_t> mixed_isa_avx2_work();
-
-#if defined(QNUM_TEST_SKIP_WITHOUT_AVX2)
-#include <cstdio>
-#include <cstdlib>
-namespace {
-const bool avx2_present = [] {  // the -mavx2 object cannot run without AVX2/FMA: skip (77)
-  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) {
-    std::printf("CPU without AVX2/FMA: skipped\n");
-    std::exit(77);
-  }
-  return true;
-}();
-}  // namespace
-#endif
 
 TEST_CASE("objects built with and without -mavx2 link together and give the same bits, every target") {
   REQUIRE(qnum::set_host_simd_target(qnum::simd_target::none));
