@@ -20,7 +20,8 @@
 //   p  = fl(p * decay)                                   decay = fl(1 - lr * weight_decay) (AdamW)
 //   p  = fl(p - fl(step_size * fl(m / fl(w + eps_hat)))) step_size = lr * sqrt(1-b2^t) / (1-b1^t),
 //                                                         eps_hat = eps * sqrt(1-b2^t)
-// (algebraically torch's Adam: lr * m_hat / (sqrt(v_hat) + eps)). A non-finite g leaves p unchanged
+// (algebraically torch's Adam: lr * m_hat / (sqrt(v_hat) + eps); step_size 0 leaves p as decayed, even
+// where m / eps_hat overflows). A non-finite g leaves p unchanged
 // and keeps m = m0, w = w0 (the element still gets re-quantized with its block's new absmax).
 // Then per block: absmax of the updated m and w, codes q_m = round(clamp(fl(m * fl(127 / m_absmax)),
 // -127, 127)), q_v = round(clamp(fl(w * fl(255 / v_absmax)), 0, 255)); an absmax of 0 gives code 0.
@@ -95,7 +96,8 @@ QNUM_HD bool adam_element(float& p, float& m, float v0, float g, const int8_adam
   v = add_rn(mul_rn(s.beta2, v0), mul_rn(s.omb2, mul_rn(g, g)));
   w = sqrt_rn(v);
   p = mul_rn(p, s.decay);
-  p = sub_rn(p, mul_rn(s.step_size, div_rn(m, add_rn(w, s.eps_hat))));
+  // lr = 0 (step_size 0): no update, even where m / (w + eps_hat) overflows (0 * Inf would make p NaN).
+  if (s.step_size != 0.0f) p = sub_rn(p, mul_rn(s.step_size, div_rn(m, add_rn(w, s.eps_hat))));
   return true;
 }
 
