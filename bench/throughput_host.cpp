@@ -80,48 +80,30 @@ void bm_copy(benchmark::State& s) {
   qbench::set_counters(s, n * n, n * n * 8);
 }
 
-// ---- group quantize to codes (INT8 sym, g128, fp32 scales) ------------------------------------------
-template <class T>
+// ---- group quantize to codes (INT8 sym, fp32 scales): groups of GS, the scheme as a value known at run
+// time (runtime_int8) or fixed at compile time (fixed_int8) -------------------------------------------------
+qnum::scheme<qnum::int8> runtime_int8_value = qnum::presets::int8_sym;  // not const: the compiler cannot fold it
+struct runtime_int8 {
+  qnum::runtime_scheme<qnum::int8> operator()() const { return qnum::as_holder(runtime_int8_value); }
+};
+struct fixed_int8 {
+  qnum::fixed_scheme<qnum::presets::int8_sym> operator()() const { return {}; }
+};
+template <class T, class Scheme, std::int64_t GS>
 void bm_quantize(benchmark::State& s) {
-  const std::int64_t n = s.range(0);
-  inputs& in = data(n);
-  std::vector<std::uint8_t> codes(static_cast<std::size_t>(n * n));
-  std::vector<float> scales(static_cast<std::size_t>(n * n / G));
-  for (auto _ : s) {
-    const auto st = qnum::quantize(int8_sym, qnum::view<const T>(input_of<T>(in), n, n), qnum::group_size(G),
-                                   qnum::view(codes.data(), n, n), qnum::scales_of(scales.data(), n, n / G));
-    if (st != qnum::status::ok) s.SkipWithError("quantize failed");
-    benchmark::DoNotOptimize(codes.data());
-    benchmark::ClobberMemory();
-  }
-  qbench::set_counters(s, n * n, n * n * (sizeof(T) + 1) + n * n / G * 4);
-}
-// The same with a group size chosen per benchmark and the scheme as a runtime value or fixed at compile time.
-template <class Scheme, std::int64_t GS>
-void bm_quantize_int8(benchmark::State& s) {
   const std::int64_t n = s.range(0);
   inputs& in = data(n);
   std::vector<std::uint8_t> codes(static_cast<std::size_t>(n * n));
   std::vector<float> scales(static_cast<std::size_t>(n * n / GS));
   for (auto _ : s) {
-    const auto st = qnum::quantize(Scheme{}, qnum::view<const float>(in.f32.data(), n, n), qnum::group_size(GS),
+    const auto st = qnum::quantize(Scheme{}(), qnum::view<const T>(input_of<T>(in), n, n), qnum::group_size(GS),
                                    qnum::view(codes.data(), n, n), qnum::scales_of(scales.data(), n, n / GS));
     if (st != qnum::status::ok) s.SkipWithError("quantize failed");
     benchmark::DoNotOptimize(codes.data());
     benchmark::ClobberMemory();
   }
-  qbench::set_counters(s, n * n, n * n * 5 + n * n / GS * 4);
+  qbench::set_counters(s, n * n, n * n * static_cast<std::int64_t>(sizeof(T) + 1) + n * n / GS * 4);
 }
-qnum::scheme<qnum::int8> runtime_int8 = qnum::presets::int8_sym;  // not const: the compiler cannot fold it
-struct runtime_int8_sym {  // presets::int8_sym as a value known at run time
-  qnum::scheme<qnum::int8> get() const { return runtime_int8; }
-  using format = qnum::int8;
-  static constexpr bool is_static = false;
-};
-}  // namespace
-template <>
-struct qnum::is_scheme_holder<runtime_int8_sym> : std::true_type {};
-namespace {
 
 // ---- GGUF Q8_0 / Q4_0 / Q4_1 writers, one gguf_quantize call per row (the row stays in L1 between the
 // non-finite check and the blocks); ref_gguf_* is the per-block definition (ggml's _ref formulas). ------
@@ -366,7 +348,7 @@ void reg(const std::string& name, Fn fn, const std::vector<std::int64_t>& sizes)
 template <class T>
 void reg_typed(const std::vector<std::int64_t>& sizes) {
   const std::string t = tname<T>();
-  reg("quantize_int8_g128_" + t, bm_quantize<T>, sizes);
+  reg("quantize_int8_g128_" + t, bm_quantize<T, runtime_int8, G>, sizes);
   reg("scalar_quantize_int8_g128_" + t, bm_scalar_quantize<T>, sizes);
   reg("quantize_pack_w4a16_" + t, bm_quantize_pack<T>, sizes);
   reg("scalar_quantize_pack_w4a16_" + t, bm_scalar_quantize_pack<T>, sizes);
@@ -393,9 +375,9 @@ int main(int argc, char** argv) {
   if (!have_min_time) args.insert(args.begin() + 1, min_time);
   benchmark::AddCustomContext("qnum_host_simd", qnum::simd_target_name(qnum::host_simd_target()));
   reg("copy", bm_copy, sizes);
-  reg("quantize_int8_g32_runtime_fp32", bm_quantize_int8<runtime_int8_sym, 32>, sizes);
-  reg("quantize_int8_g32_fixed_fp32", bm_quantize_int8<qnum::fixed_scheme<qnum::presets::int8_sym>, 32>, sizes);
-  reg("quantize_int8_g128_fixed_fp32", bm_quantize_int8<qnum::fixed_scheme<qnum::presets::int8_sym>, 128>, sizes);
+  reg("quantize_int8_g32_runtime_fp32", bm_quantize<float, runtime_int8, 32>, sizes);
+  reg("quantize_int8_g32_fixed_fp32", bm_quantize<float, fixed_int8, 32>, sizes);
+  reg("quantize_int8_g128_fixed_fp32", bm_quantize<float, fixed_int8, 128>, sizes);
   reg("gguf_q8_0_fp32", bm_gguf<qnum::gguf_type::q8_0>, sizes);
   reg("ref_gguf_q8_0_fp32", bm_ref_gguf<qnum::gguf_type::q8_0>, sizes);
   reg("gguf_q4_0_fp32", bm_gguf<qnum::gguf_type::q4_0>, sizes);

@@ -67,9 +67,11 @@ std::vector<float> hard_data(std::int64_t rows, std::int64_t stride, std::uint64
 // Every instruction set this CPU has, and none (the generic loops): the entry points must give the same
 // bits under each. fn(target) runs with that target selected; the previous selection is restored.
 std::vector<qnum::simd_target> targets() {
+  const qnum::simd_target saved = qnum::host_simd_target();
   std::vector<qnum::simd_target> v{qnum::simd_target::none};
   for (auto t : {qnum::simd_target::sse2, qnum::simd_target::avx2, qnum::simd_target::avx512, qnum::simd_target::neon})
     if (qnum::set_host_simd_target(t)) v.push_back(t);
+  qnum::set_host_simd_target(saved);
   return v;
 }
 template <class Fn>

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -123,4 +124,26 @@ TEST_CASE("int8 adam: tracks fp32 Adam on a noisy quadratic; non-finite g; bad i
   CHECK(a.m == b.m);
   CHECK(a.v == b.v);
   CHECK(pa == pb);
+}
+
+TEST_CASE("int8 adam: lr = 0 leaves every parameter bit-identical, even where m / eps overflows") {
+  // beta2 = 0 makes eps_hat = eps exactly; a large g gives m / (w + eps_hat) = Inf for an element whose v
+  // code rounds to 0 next to a much larger one in its block, and 0 * Inf would be NaN.
+  qnum::int8_adam_config c;
+  c.lr = 0.0f;
+  c.beta2 = 0.0f;
+  c.eps = 1e-30f;
+  c.block_size = 4;
+  int8_state s(4, 4);
+  std::vector<float> p = {1.5f, -0.0f, 3.0e30f, -7.0f}, g = {4.0e8f, 1.0f, 0.0f, 1.0e20f};
+  const std::vector<float> p0 = p;
+  for (std::uint64_t t = 1; t <= 3; ++t) {
+    REQUIRE(qnum::int8_adam_step(p.data(), g.data(), 4, s.view(), c, t) == qnum::dq_status::ok);
+    for (std::size_t i = 0; i < 4; ++i) {
+      std::uint32_t a, b;
+      std::memcpy(&a, &p[i], 4);
+      std::memcpy(&b, &p0[i], 4);
+      CHECK_MESSAGE(a == b, "step " << t << " element " << i);
+    }
+  }
 }

@@ -174,8 +174,18 @@ QNUM_HD float decode(std::uint32_t code) {
   }
 }
 
+namespace detail {
+// The bf16 bits of x rounded to nearest even on the bit pattern: encode<bf16>(x, rne, nosat) for every x but
+// NaN (bf16 has fp32's exponent range, so subnormals round alike; an overflow carries into the exponent and
+// gives Inf). The canonical NaN 0x7FC00000 gives 0x7FC0, as to_bf16 does; other NaNs are the caller's.
+QNUM_HD std::uint16_t bf16_bits_rn(float x) {
+  const std::uint32_t u = float_to_bits(x);
+  return static_cast<std::uint16_t>((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+}
+}  // namespace detail
+
 // float -> bfloat16 / binary16 bits, round to nearest even, overflow to Inf: what torch's .to() does.
-QNUM_HD std::uint16_t to_bf16(float x) { return encode<bf16>(x, rne, nosat); }
+QNUM_HD std::uint16_t to_bf16(float x) { return detail::is_nan(x) ? std::uint16_t{0x7FC0} : detail::bf16_bits_rn(x); }
 QNUM_HD std::uint16_t to_fp16(float x) { return encode<fp16>(x, rne, nosat); }
 QNUM_HD float from_bf16(std::uint16_t h) { return detail::bits_to_float(static_cast<std::uint32_t>(h) << 16); }
 QNUM_HD float from_fp16(std::uint16_t h) { return decode<fp16>(h); }

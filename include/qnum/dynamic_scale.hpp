@@ -175,6 +175,12 @@ QNUM_HD int8_element quantize_grad_element(float g, float r_old, int8_multiplier
 QNUM_HD std::uint32_t dynamic_scale_random(const dynamic_scale_config& c, std::uint64_t offset, std::size_t i) {
   return random_bits(c.seed, offset + i);
 }
+// Element i of a call under cfg's rounding: nearest-even, or stochastic with element i's random bits.
+QNUM_HD int8_element quantize_grad_element_at(float g, float r_old, int8_multipliers m, const dynamic_scale_config& cfg,
+                                              std::uint64_t offset, std::size_t i) {
+  return cfg.stochastic ? quantize_grad_element(g, r_old, m, stochastic(dynamic_scale_random(cfg, offset, i)))
+                        : quantize_grad_element(g, r_old, m, rne);
+}
 
 namespace detail {
 
@@ -265,9 +271,7 @@ dq_status quantize_gradient_int8(const float* g, std::int8_t* codes, Residual* r
     if (!lanes_done) {
       for (std::size_t i = b; i < e; ++i) {
         const float r_old = residual != nullptr ? load_residual(residual, i) : 0.0f;
-        const int8_element el =
-            cfg.stochastic ? quantize_grad_element(g[i], r_old, m, stochastic(dynamic_scale_random(cfg, offset, i)))
-                           : quantize_grad_element(g[i], r_old, m, rne);
+        const int8_element el = quantize_grad_element_at(g[i], r_old, m, cfg, offset, i);
         codes[i] = static_cast<std::int8_t>(el.code);
         if (residual != nullptr) store_residual(residual, i, el.residual);
         amax = el.abs_in > amax ? el.abs_in : amax;

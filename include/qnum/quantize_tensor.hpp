@@ -108,10 +108,6 @@ QNUM_HD float load_elem(const std::uint16_t* p, tensor_type t) { return t == ten
 QNUM_HD void store_elem(float* p, tensor_type, float v) { *p = v; }
 QNUM_HD void store_elem(std::uint16_t* p, tensor_type t, float v) { *p = t == tensor_type::fp16 ? to_fp16(v) : to_bf16(v); }
 
-struct grid {
-  std::int64_t gr = 1, gc = 1, nr = 0, nc = 0;  // group rows/cols, number of groups down/across
-};
-
 template <class T>
 status check_view(const matrix_view<T>& v) {
   if (v.rows < 0 || v.cols < 0) return status::bad_shape;
@@ -195,45 +191,25 @@ constexpr bool lane_scheme(const scheme<F>& s, const rounding& rd) {
 template <class F, class T>
 group_stats stats_of(const matrix_view<T>& in, const grid& g, std::int64_t bi, std::int64_t bj) {
   group_stats st;
-  const std::int64_t r1 = bi * g.gr + g.gr < in.rows ? bi * g.gr + g.gr : in.rows;
-  const std::int64_t c1 = bj * g.gc + g.gc < in.cols ? bj * g.gc + g.gc : in.cols;
+  const group_span sp = span_of(g, in.rows, in.cols, bi, bj);
 #if QNUM_HOST_SIMD
   if constexpr (lane_type<T>()) {
     if (lane_view(in) && simd::dispatch([&](auto e) {
-          st = decltype(e)::stats(in.data + bi * g.gr * in.row_stride + bj * g.gc, in.row_stride, r1 - bi * g.gr,
-                                  c1 - bj * g.gc);
+          st = decltype(e)::stats(in.data + sp.r0 * in.row_stride + sp.c0, in.row_stride, sp.r1 - sp.r0, sp.c1 - sp.c0);
         }))
       return st;
   }
 #endif
-  for (std::int64_t r = bi * g.gr; r < r1; ++r)
-    for (std::int64_t c = bj * g.gc; c < c1; ++c) accumulate(st, load_elem(in.data + r * in.row_stride + c, in.type));
+  for (std::int64_t r = sp.r0; r < sp.r1; ++r)
+    for (std::int64_t c = sp.c0; c < sp.c1; ++c) accumulate(st, load_elem(in.data + r * in.row_stride + c, in.type));
   return st;
 }
 
-// The lanes' view of a group grid (input stride in, output stride out).
-inline simd::group_grid lane_grid(std::int64_t rows, std::int64_t cols, const grid& g, std::int64_t in_stride,
-                                  std::int64_t out_stride) {
-  simd::group_grid l;
-  l.rows = rows;
-  l.cols = cols;
-  l.in_stride = in_stride;
-  l.out_stride = out_stride;
-  l.gr = g.gr;
-  l.gc = g.gc;
-  l.nr = g.nr;
-  l.nc = g.nc;
-  return l;
-}
-
-// Visit each group: fn(bi, bj, r0, r1, c0, c1).
+// Visit each group: fn(bi, bj).
 template <class Fn>
-void for_each_group(std::int64_t rows, std::int64_t cols, const grid& g, Fn&& fn) {
+void for_each_group(const grid& g, Fn&& fn) {
   for (std::int64_t bi = 0; bi < g.nr; ++bi)
-    for (std::int64_t bj = 0; bj < g.nc; ++bj) {
-      const std::int64_t r0 = bi * g.gr, c0 = bj * g.gc;
-      fn(bi, bj, r0, r0 + g.gr < rows ? r0 + g.gr : rows, c0, c0 + g.gc < cols ? c0 + g.gc : cols);
-    }
+    for (std::int64_t bj = 0; bj < g.nc; ++bj) fn(bi, bj);
 }
 
 template <class F>
@@ -255,14 +231,20 @@ status prepare_groups(const scheme<F>& s, std::int64_t rows, std::int64_t cols, 
   return check_zeros(zeros, g, s.kind == scheme_kind::asymmetric);
 }
 
+// Store group (bi, bj)'s scale code (and zero point, asymmetric schemes).
+template <class F>
+void store_group_params(const scheme<F>& s, const scale_view& scales, const matrix_view<std::int32_t>& zeros, std::int64_t bi,
+                        std::int64_t bj, const group_params& p) {
+  write_scale(scales, bi, bj, p.scale_code);
+  if (s.kind == scheme_kind::asymmetric) zeros.data[bi * zeros.row_stride + bj] = p.zero;
+}
 // Group (bi, bj)'s parameters from its data; its stored scale (and zero point, asymmetric) written out.
 template <class F, class T>
 group_params group_params_stored(const scheme<F>& s, const matrix_view<const T>& in, const grid& g, std::int64_t bi,
                                  std::int64_t bj, float outer_scale, const scale_view& scales,
                                  const matrix_view<std::int32_t>& zeros) {
   const group_params p = compute_params(s, stats_of<F>(in, g, bi, bj), outer_scale);
-  write_scale(scales, bi, bj, p.scale_code);
-  if (s.kind == scheme_kind::asymmetric) zeros.data[bi * zeros.row_stride + bj] = p.zero;
+  store_group_params(s, scales, zeros, bi, bj, p);
   return p;
 }
 
@@ -305,8 +287,9 @@ status compute_scales(const scheme<F>& s, matrix_view<const T> in, group_shape g
   bool empty = false;
   if (status e = detail::prepare_groups(s, in.rows, in.cols, groups, scales, zeros, g, empty); e != status::ok || empty)
     return e;
-  for (std::int64_t bi = 0; bi < g.nr; ++bi)
-    for (std::int64_t bj = 0; bj < g.nc; ++bj) detail::group_params_stored(s, in, g, bi, bj, outer_scale, scales, zeros);
+  detail::for_each_group(g, [&](std::int64_t bi, std::int64_t bj) {
+    detail::group_params_stored(s, in, g, bi, bj, outer_scale, scales, zeros);
+  });
   return status::ok;
 }
 template <class H, class T, std::enable_if_t<is_scheme_holder_v<H>, int> = 0>
@@ -329,10 +312,9 @@ status quantize(const H& h, matrix_view<const T> in, group_shape groups, matrix_
     return e;
   // One group's codes by the per-element definition (rounding rd), its parameters given.
   auto generic_codes = [&](std::int64_t bi, std::int64_t bj, const group_params& p) {
-    const std::int64_t r0 = bi * g.gr, c0 = bj * g.gc;
-    const std::int64_t r1 = r0 + g.gr < in.rows ? r0 + g.gr : in.rows, c1 = c0 + g.gc < in.cols ? c0 + g.gc : in.cols;
-    for (std::int64_t r = r0; r < r1; ++r)
-      for (std::int64_t c = c0; c < c1; ++c)
+    const detail::group_span sp = detail::span_of(g, in.rows, in.cols, bi, bj);
+    for (std::int64_t r = sp.r0; r < sp.r1; ++r)
+      for (std::int64_t c = sp.c0; c < sp.c1; ++c)
         codes.data[r * codes.row_stride + c] =
             detail::quantize_with(s, p, detail::load_elem(in.data + r * in.row_stride + c, in.type), rd, r * in.cols + c);
   };
@@ -340,10 +322,9 @@ status quantize(const H& h, matrix_view<const T> in, group_shape groups, matrix_
   if constexpr (detail::simd::format_covered<F>() && detail::lane_type<T>()) {
     if (detail::lane_scheme(s, rd) && detail::lane_view(in)) {
       auto sink = [&](std::int64_t bi, std::int64_t bj, const group_params& p) {
-        detail::write_scale(scales, bi, bj, p.scale_code);
-        if (s.kind == scheme_kind::asymmetric) zeros.data[bi * zeros.row_stride + bj] = p.zero;
+        detail::store_group_params(s, scales, zeros, bi, bj, p);
       };
-      const detail::simd::group_grid lg = detail::lane_grid(in.rows, in.cols, g, in.row_stride, codes.row_stride);
+      const detail::simd::group_grid lg{g, in.rows, in.cols, in.row_stride, codes.row_stride};
       if (detail::simd::dispatch([&](auto e) {
             decltype(e)::quantize_groups(h, in.data, lg, outer_scale, codes.data, codes.row_stride, sink, generic_codes);
           }))
@@ -351,9 +332,9 @@ status quantize(const H& h, matrix_view<const T> in, group_shape groups, matrix_
     }
   }
 #endif
-  for (std::int64_t bi = 0; bi < g.nr; ++bi)
-    for (std::int64_t bj = 0; bj < g.nc; ++bj)
-      generic_codes(bi, bj, detail::group_params_stored(s, in, g, bi, bj, outer_scale, scales, zeros));
+  detail::for_each_group(g, [&](std::int64_t bi, std::int64_t bj) {
+    generic_codes(bi, bj, detail::group_params_stored(s, in, g, bi, bj, outer_scale, scales, zeros));
+  });
   return status::ok;
 }
 template <class F, class T>
@@ -384,17 +365,17 @@ status dequantize(const scheme<F>& s, matrix_view<const std::uint8_t> codes, gro
 #if QNUM_HOST_SIMD
   if constexpr (detail::simd::format_covered<F>() && detail::lane_type<T>()) {
     if (s.work == work_dtype::fp32 && detail::lane_view(out)) {
-      detail::simd::group_grid lg = detail::lane_grid(out.rows, out.cols, g, codes.row_stride, out.row_stride);
+      const detail::simd::group_grid lg{g, out.rows, out.cols, codes.row_stride, out.row_stride};
       if (detail::simd::dispatch([&](auto e) { decltype(e)::template dequantize_groups<F>(codes.data, lg, out.data, params); }))
         return status::ok;
     }
   }
 #endif
-  detail::for_each_group(out.rows, out.cols, g, [&](std::int64_t bi, std::int64_t bj, std::int64_t r0, std::int64_t r1,
-                                                   std::int64_t c0, std::int64_t c1) {
+  detail::for_each_group(g, [&](std::int64_t bi, std::int64_t bj) {
     const group_params p = params(bi, bj);
-    for (std::int64_t r = r0; r < r1; ++r)
-      for (std::int64_t c = c0; c < c1; ++c)
+    const detail::group_span sp = detail::span_of(g, out.rows, out.cols, bi, bj);
+    for (std::int64_t r = sp.r0; r < sp.r1; ++r)
+      for (std::int64_t c = sp.c0; c < sp.c1; ++c)
         detail::store_elem(out.data + r * out.row_stride + c, out.type,
                            dequantize_value(s, p, codes.data[r * codes.row_stride + c]));
   });
@@ -418,10 +399,9 @@ status fake_quantize(const H& h, matrix_view<const T> in, group_shape groups, ma
   if (status e = detail::make_grid(in.rows, in.cols, groups, g); e != status::ok) return e;
   if (in.rows == 0 || in.cols == 0) return status::ok;
   auto generic_group = [&](std::int64_t bi, std::int64_t bj, const group_params& p) {
-    const std::int64_t r0 = bi * g.gr, c0 = bj * g.gc;
-    const std::int64_t r1 = r0 + g.gr < in.rows ? r0 + g.gr : in.rows, c1 = c0 + g.gc < in.cols ? c0 + g.gc : in.cols;
-    for (std::int64_t r = r0; r < r1; ++r)
-      for (std::int64_t c = c0; c < c1; ++c) {
+    const detail::group_span sp = detail::span_of(g, in.rows, in.cols, bi, bj);
+    for (std::int64_t r = sp.r0; r < sp.r1; ++r)
+      for (std::int64_t c = sp.c0; c < sp.c1; ++c) {
         const float x = detail::load_elem(in.data + r * in.row_stride + c, in.type);
         detail::store_elem(out.data + r * out.row_stride + c, out.type,
                            dequantize_value(s, p, detail::quantize_with(s, p, x, rd, r * in.cols + c)));
@@ -430,7 +410,7 @@ status fake_quantize(const H& h, matrix_view<const T> in, group_shape groups, ma
 #if QNUM_HOST_SIMD
   if constexpr (detail::simd::format_covered<F>() && detail::lane_type<T>() && detail::lane_type<U>()) {
     if (detail::lane_scheme(s, rd) && detail::lane_view(in) && detail::lane_view(out)) {
-      const detail::simd::group_grid lg = detail::lane_grid(in.rows, in.cols, g, in.row_stride, out.row_stride);
+      const detail::simd::group_grid lg{g, in.rows, in.cols, in.row_stride, out.row_stride};
       if (detail::simd::dispatch([&](auto e) {
             decltype(e)::fake_quantize_groups(h, in.data, lg, outer_scale, out.data, generic_group);
           }))
@@ -438,8 +418,9 @@ status fake_quantize(const H& h, matrix_view<const T> in, group_shape groups, ma
     }
   }
 #endif
-  for (std::int64_t bi = 0; bi < g.nr; ++bi)
-    for (std::int64_t bj = 0; bj < g.nc; ++bj) generic_group(bi, bj, compute_params(s, detail::stats_of<F>(in, g, bi, bj), outer_scale));
+  detail::for_each_group(g, [&](std::int64_t bi, std::int64_t bj) {
+    generic_group(bi, bj, compute_params(s, detail::stats_of<F>(in, g, bi, bj), outer_scale));
+  });
   return status::ok;
 }
 template <class F, class T, class U>

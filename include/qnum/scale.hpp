@@ -30,7 +30,6 @@
 // that overflows is clamped likewise. See quantize.hpp for the per-element rules.
 #pragma once
 
-#include <cmath>
 #include <cstdint>
 #include <type_traits>
 
@@ -146,31 +145,34 @@ namespace detail {
 // infinite element is kept, so the result equals accumulate()'s whenever it is finite, and a non-finite
 // result (fast_stats_need_exact) means "recompute with accumulate()". With min_max, amax is finished from
 // min and max by fast_stats_finish. Host and device call the same functions (the host test pins them).
-// Host forms of the device's min.f32 / max.f32: a NaN operand (quiet or signalling; std::fmin may return a
-// signalling NaN's NaN) gives the other operand, and -0 orders below +0.
+// Host form of the device's min.f32 (Max false) / max.f32 (Max true): a NaN operand (quiet or signalling;
+// std::fmin may return a signalling NaN's NaN) gives the other operand, and -0 orders below +0.
+template <bool Max>
+QNUM_HD float fast_pick_host(float a, float b) {
+  if (is_nan(a)) return b;
+  if (is_nan(b)) return a;
+  const bool b_negative = (float_to_bits(b) >> 31) != 0u;
+  return ((Max ? b > a : b < a) || (b == a && b_negative != Max)) ? b : a;
+}
 QNUM_HD float fast_min(float a, float b) {
 #if defined(__CUDA_ARCH__)
   return fminf(a, b);
 #else
-  if (is_nan(a)) return b;
-  if (is_nan(b)) return a;
-  return (b < a || (b == a && (float_to_bits(b) >> 31) != 0u)) ? b : a;
+  return fast_pick_host<false>(a, b);
 #endif
 }
 QNUM_HD float fast_max(float a, float b) {
 #if defined(__CUDA_ARCH__)
   return fmaxf(a, b);
 #else
-  if (is_nan(a)) return b;
-  if (is_nan(b)) return a;
-  return (b > a || (b == a && (float_to_bits(b) >> 31) == 0u)) ? b : a;
+  return fast_pick_host<true>(a, b);
 #endif
 }
 QNUM_HD float fast_abs(float x) {  // fabsf: the device folds it into the max instruction's operand
 #if defined(__CUDA_ARCH__)
   return fabsf(x);
 #else
-  return std::fabs(x);
+  return abs_bits(x);
 #endif
 }
 QNUM_HD void fast_accumulate(group_stats& st, float x, bool min_max) {

@@ -27,14 +27,6 @@
 QNUM_BEGIN_NAMESPACE
 namespace cuda {
 
-// to_bf16(v) for v not NaN or the canonical NaN 0x7FC00000 (which it maps to 0x7FC0, as to_bf16 does):
-// round to nearest even on the bits, an overflow carrying into the exponent gives Inf. Callers make every
-// other NaN canonical first (detail::canonical_nan).
-__device__ __forceinline__ std::uint16_t bf16_bits_rn(float v) {
-  const unsigned u = __float_as_uint(v);
-  return static_cast<std::uint16_t>((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
-}
-
 template <class F>
 __host__ __device__ inline code_t<F> encode_hw(float x) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890

@@ -260,9 +260,7 @@ __global__ void ds_quantize_kernel(const float* g, std::int8_t* codes, Residual*
       unsigned word = 0u;
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const int8_element el =
-            cfg.stochastic ? quantize_grad_element(x.v[e], rr.v[e], m, stochastic(dynamic_scale_random(cfg, offset, i + e)))
-                           : quantize_grad_element(x.v[e], rr.v[e], m, rne);
+        const int8_element el = quantize_grad_element_at(x.v[e], rr.v[e], m, cfg, offset, i + static_cast<std::size_t>(e));
         word |= (static_cast<unsigned>(el.code) & 0xFFu) << (8 * e);
         rr.v[e] = el.residual;
         if (!el.finite) bad = true;
@@ -276,9 +274,7 @@ __global__ void ds_quantize_kernel(const float* g, std::int8_t* codes, Residual*
       const std::size_t k = i / gs;
       const int8_multipliers m{grp[k].inv, grp[k].dq};
       const float r_old = r != nullptr ? load_residual(r, i) : 0.0f;
-      const int8_element el = cfg.stochastic
-                                  ? quantize_grad_element(g[i], r_old, m, stochastic(dynamic_scale_random(cfg, offset, i)))
-                                  : quantize_grad_element(g[i], r_old, m, rne);
+      const int8_element el = quantize_grad_element_at(g[i], r_old, m, cfg, offset, i);
       codes[i] = static_cast<std::int8_t>(el.code);
       if (r != nullptr) store_residual(r, i, el.residual);
       if (!el.finite) bad = true;
@@ -382,8 +378,7 @@ __global__ void dequant_kernel(const std::int8_t* codes, std::size_t n, std::siz
         std::uint32_t b[4];
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          const float x = qnum::detail::canonical_nan(int8_dequant(static_cast<std::int8_t>(w[u] >> (8 * e)), d));
-          b[e] = t == dequant_dtype::bf16 ? bf16_bits_rn(x) : dequant_store_bits(x, t);  // bf16: dequant_store_bits' bits
+          b[e] = dequant_store_bits(int8_dequant(static_cast<std::int8_t>(w[u] >> (8 * e)), d), t);
         }
         if (t == dequant_dtype::fp32) {
           *reinterpret_cast<::uint4*>(static_cast<std::uint32_t*>(out) + i) = make_uint4(b[0], b[1], b[2], b[3]);

@@ -311,8 +311,8 @@ struct io<qnum::bf16> {
   using storage = std::uint16_t;
   static constexpr int size = 2;
   __device__ __forceinline__ static float load(std::uint16_t h) { return __uint_as_float(static_cast<unsigned>(h) << 16); }
-  // v is never a NaN other than the canonical one here (see bf16_bits_rn).
-  __device__ __forceinline__ static std::uint16_t store(float v) { return bf16_bits_rn(v); }
+  // v is never a NaN other than the canonical one here (see detail::bf16_bits_rn): no NaN select.
+  __device__ __forceinline__ static std::uint16_t store(float v) { return qnum::detail::bf16_bits_rn(v); }
 };
 template <>
 struct io<qnum::fp16> {
@@ -501,6 +501,21 @@ __device__ __forceinline__ void write_group_params(const job<Sch, In, Out>& j, c
   if (s.kind == scheme_kind::asymmetric) j.zeros[bi * j.zeros_stride + bj] = p.zero;
 }
 
+// A group's parameters under the job's outer scale (the one-scale call where there is none, so such jobs
+// never evaluate sanitize_outer).
+template <class Sch, class In, class Out, class S>
+__device__ __forceinline__ group_params job_params(const job<Sch, In, Out>& j, const S& s, const group_stats& st) {
+  return j.outer > 0.0f ? compute_params(s, st, j.outer) : compute_params(s, st);
+}
+// The statistics of a group held in registers (v: this thread's share, float[N] or float[K][N]) that
+// reduce() merges over the group's threads: the fast statistics, recomputed with fragment_stats_exact when
+// they met an infinite element (the test is uniform over the group). Every thread of the group calls it.
+template <class S, class Frag, class Reduce>
+__device__ __forceinline__ group_stats fragment_group_stats(const S& s, const Frag& v, Reduce&& reduce) {
+  const group_stats st = reduce(fragment_stats(s, v));
+  return stats_need_exact(st) ? reduce(fragment_stats_exact(v)) : st;  // an infinite element
+}
+
 // Whether a job rounds stochastically: a run-time flag of the run-time scheme's kernels only (a fixed
 // scheme's stochastic launches run those kernels), so fixed-scheme kernels hold no stochastic code.
 template <class Sch, class In, class Out>
@@ -560,9 +575,8 @@ __device__ __forceinline__ void rows_group(const job<Sch, In, Out>& j, const S& 
     n[k] = Full ? V : (c < c1 ? (c1 - c < V ? static_cast<int>(c1 - c) : V) : 0);
     load_chunk<In, V>(row + c, n[k], Full || j.vec_in, v[k]);  // n == 0: zeros, nothing read
   }
-  group_stats st = subgroup_reduce_n(s, fragment_stats(s, v), lane, L);
-  if (stats_need_exact(st)) st = subgroup_reduce_n(s, fragment_stats_exact(v), lane, L);  // an infinite element
-  const group_params p = j.outer > 0.0f ? compute_params(s, st, j.outer) : compute_params(s, st);
+  const group_params p =
+      job_params(j, s, fragment_group_stats(s, v, [&](const group_stats& x) { return subgroup_reduce_n(s, x, lane, L); }));
   if (E != emit::fake && sub == 0) write_group_params(j, s, r, bj, p);
 #pragma unroll
   for (int k = 0; k < K; ++k) {
@@ -593,10 +607,9 @@ __device__ __forceinline__ void rows_tile(const job<Sch, In, Out>& j, const S& s
 #pragma unroll
   for (int k = 0; k < K; ++k) {
     const std::int64_t c = t0 + static_cast<std::int64_t>(k * 32 + static_cast<int>(lane)) * V;
-    group_stats st = subgroup_reduce_n(s, fragment_stats(s, v[k]), lane, L);
-    if (stats_need_exact(st)) st = subgroup_reduce_n(s, fragment_stats_exact(v[k]), lane, L);  // an infinite element
+    const group_stats st = fragment_group_stats(s, v[k], [&](const group_stats& x) { return subgroup_reduce_n(s, x, lane, L); });
     if (!in_row[k]) continue;
-    const group_params p = j.outer > 0.0f ? compute_params(s, st, j.outer) : compute_params(s, st);
+    const group_params p = job_params(j, s, st);
     if (E != emit::fake && (lane & static_cast<unsigned>(L - 1)) == 0u) write_group_params(j, s, r, c >> j.gc_log2, p);
     emit_chunk<E, true>(j, s, p, r, c, V, v[k]);
   }
@@ -667,20 +680,20 @@ __device__ __forceinline__ group_box box_of(const job<Sch, In, Out>& j, std::uin
   return b;
 }
 
-// Chunk slot ch of the group at (r0, c0) with columns up to c1: its row r, column c and element count
-// (0: past the group's end, nothing read; r, c then the group's origin).
+// Chunk slot ch of group b: its row r, column c and element count (0: past the group's end, nothing read;
+// r, c then the group's origin).
 template <int V, class Sch, class In, class Out>
-__device__ __forceinline__ int block_slot(const job<Sch, In, Out>& j, std::uint32_t ch, std::uint32_t nch, std::int64_t r0,
-                                          std::int64_t c0, std::int64_t c1, std::int64_t& r, std::int64_t& c) {
+__device__ __forceinline__ int block_slot(const job<Sch, In, Out>& j, const group_box& b, std::uint32_t ch, std::int64_t& r,
+                                          std::int64_t& c) {
   const std::uint32_t ri = j.div_cpr.div(ch);
-  r = r0 + ri;
-  c = c0 + static_cast<std::int64_t>(ch - ri * j.div_cpr.d) * V;
-  if (ch >= nch || c >= c1) {
-    r = r0;
-    c = c0;
+  r = b.r0 + ri;
+  c = b.c0 + static_cast<std::int64_t>(ch - ri * j.div_cpr.d) * V;
+  if (ch >= b.nch || c >= b.c1) {
+    r = b.r0;
+    c = b.c0;
     return 0;
   }
-  return c1 - c < V ? static_cast<int>(c1 - c) : V;
+  return b.c1 - c < V ? static_cast<int>(b.c1 - c) : V;
 }
 
 // A group of up to block_threads * 64 elements in registers, one block per group: one read. Launched for
@@ -696,25 +709,22 @@ __global__ void __launch_bounds__(block_threads) block_regs_kernel(const job<Sch
   __shared__ typename block_stats<block_threads>::storage ts;
   for (std::uint32_t g = blockIdx.x; g < j.groups; g += gridDim.x) {
     const group_box b = box_of(j, g);
-    const std::int64_t bi = b.bi, bj = b.bj, r0 = b.r0, c0 = b.c0, c1 = b.c1;
-    const std::uint32_t nch = b.nch;
     float v[KR][V];
     int n[KR];
 #pragma unroll
     for (int k = 0; k < KR; ++k) {
       std::int64_t r, c;
-      n[k] = block_slot<V>(j, threadIdx.x + static_cast<std::uint32_t>(k * block_threads), nch, r0, c0, c1, r, c);
+      n[k] = block_slot<V>(j, b, threadIdx.x + static_cast<std::uint32_t>(k * block_threads), r, c);
       load_chunk<In, V>(j.in + r * j.in_stride + c, n[k], j.vec_in, v[k]);  // n == 0: zeros
     }
-    group_stats st = block_stats<block_threads>::reduce(ts, fragment_stats(s, v));
-    if (stats_need_exact(st)) st = block_stats<block_threads>::reduce(ts, fragment_stats_exact(v));  // an infinite element
-    const group_params p = j.outer > 0.0f ? compute_params(s, st, j.outer) : compute_params(s, st);
-    if (E != emit::fake && threadIdx.x == 0) write_group_params(j, s, bi, bj, p);
+    const group_params p =
+        job_params(j, s, fragment_group_stats(s, v, [&](const group_stats& x) { return block_stats<block_threads>::reduce(ts, x); }));
+    if (E != emit::fake && threadIdx.x == 0) write_group_params(j, s, b.bi, b.bj, p);
 #pragma unroll
     for (int k = 0; k < KR; ++k) {
       if (n[k] == 0) continue;
       std::int64_t r, c;
-      block_slot<V>(j, threadIdx.x + static_cast<std::uint32_t>(k * block_threads), nch, r0, c0, c1, r, c);
+      block_slot<V>(j, b, threadIdx.x + static_cast<std::uint32_t>(k * block_threads), r, c);
       emit_chunk<E>(j, s, p, r, c, n[k], v[k]);
     }
   }
@@ -731,35 +741,30 @@ __global__ void __launch_bounds__(block_threads) block_kernel(const job<Sch, In,
   __shared__ typename block_stats<block_threads>::storage ts;
   for (std::uint32_t g = blockIdx.x; g < j.groups; g += gridDim.x) {
     const group_box b = box_of(j, g);
-    const std::int64_t bi = b.bi, bj = b.bj, r0 = b.r0, c0 = b.c0, c1 = b.c1;
-    const std::uint32_t nch = b.nch;
-    const auto slot = [&](std::uint32_t ch, std::int64_t& r, std::int64_t& c) {
-      return block_slot<V>(j, ch, nch, r0, c0, c1, r, c);
-    };
     group_stats st;
     float v[V];
-    for (std::uint32_t ch = threadIdx.x; ch < nch; ch += block_threads) {
+    for (std::uint32_t ch = threadIdx.x; ch < b.nch; ch += block_threads) {
       std::int64_t r, c;
-      const int n = slot(ch, r, c);
+      const int n = block_slot<V>(j, b, ch, r, c);
       load_chunk<In, V>(j.in + r * j.in_stride + c, n, j.vec_in, v);
       st = merge(st, fragment_stats(s, v));
     }
     st = block_stats<block_threads>::reduce(ts, st);
     if (stats_need_exact(st)) {  // block-uniform: an infinite element, recompute ignoring it
       st = group_stats{};
-      for (std::uint32_t ch = threadIdx.x; ch < nch; ch += block_threads) {
+      for (std::uint32_t ch = threadIdx.x; ch < b.nch; ch += block_threads) {
         std::int64_t r, c;
-        const int n = slot(ch, r, c);
+        const int n = block_slot<V>(j, b, ch, r, c);
         load_chunk<In, V>(j.in + r * j.in_stride + c, n, j.vec_in, v);
         st = merge(st, fragment_stats_exact(v));
       }
       st = block_stats<block_threads>::reduce(ts, st);
     }
-    const group_params p = j.outer > 0.0f ? compute_params(s, st, j.outer) : compute_params(s, st);
-    if (E != emit::fake && threadIdx.x == 0) write_group_params(j, s, bi, bj, p);
-    for (std::uint32_t ch = threadIdx.x; ch < nch; ch += block_threads) {
+    const group_params p = job_params(j, s, st);
+    if (E != emit::fake && threadIdx.x == 0) write_group_params(j, s, b.bi, b.bj, p);
+    for (std::uint32_t ch = threadIdx.x; ch < b.nch; ch += block_threads) {
       std::int64_t r, c;
-      const int n = slot(ch, r, c);
+      const int n = block_slot<V>(j, b, ch, r, c);
       if (n == 0) continue;
       load_chunk<In, V>(j.in + r * j.in_stride + c, n, j.vec_in, v);
       emit_chunk<E>(j, s, p, r, c, n, v);
@@ -809,7 +814,7 @@ __global__ void __launch_bounds__(block_threads) tensor_quantize_kernel(const jo
   constexpr int V = vec<In>::size;
   const auto s = j.sch.get();
   const group_stats st = stats_from_bits(j.tensor_stats);
-  const group_params p = j.outer > 0.0f ? compute_params(s, st, j.outer) : compute_params(s, st);
+  const group_params p = job_params(j, s, st);
   if (E != emit::fake && blockIdx.x == 0 && threadIdx.x == 0) write_group_params(j, s, 0, 0, p);
   const std::int64_t cpr = (j.cols + V - 1) / V;
   const std::int64_t nch = j.rows * cpr;
@@ -846,12 +851,16 @@ struct dq_job {
 template <class Out>
 inline constexpr int dq_chunk = 16 / io<Out>::size;
 
-// Stored parameters of group (bi, bj), with the outer scale only where there is one.
+// A group's parameters from its stored scale code and zero point, with the outer scale only where there is one.
+template <class S, class Sch, class Out>
+__device__ __forceinline__ group_params params_of_code(const S& s, const dq_job<Sch, Out>& j, std::uint32_t code, std::int32_t z) {
+  return j.outer > 0.0f ? qnum::detail::params_from_stored(s, code, z, j.outer) : qnum::detail::params_from_stored(s, code, z, 0.0f);
+}
+// Stored parameters of group (bi, bj).
 template <class S, class Sch, class Out>
 __device__ __forceinline__ group_params stored_params(const S& s, const dq_job<Sch, Out>& j, std::int64_t bi, std::int64_t bj) {
   const std::uint32_t code = read_scale_code(s, j.scales, bi * j.scales_stride + bj);
-  const std::int32_t z = s.kind == scheme_kind::asymmetric ? j.zeros[bi * j.zeros_stride + bj] : 0;
-  return j.outer > 0.0f ? qnum::detail::params_from_stored(s, code, z, j.outer) : qnum::detail::params_from_stored(s, code, z, 0.0f);
+  return params_of_code(s, j, code, s.kind == scheme_kind::asymmetric ? j.zeros[bi * j.zeros_stride + bj] : 0);
 }
 
 // Dequantize: element-wise over chunks of V codes (one 16-byte store of outputs each); each thread takes
@@ -898,9 +907,7 @@ __global__ void __launch_bounds__(block_threads) dequantize_kernel(const dq_job<
       const std::int64_t bi = j.div_gr.div(r[u]);
       float o[V];
       if (j.chunk_in_group) {
-        dequantize_fragment(s, j.outer > 0.0f ? qnum::detail::params_from_stored(s, code[u], zero[u], j.outer)
-                                              : qnum::detail::params_from_stored(s, code[u], zero[u], 0.0f),
-                            cb[u], o);
+        dequantize_fragment(s, params_of_code(s, j, code[u], zero[u]), cb[u], o);
       } else {
         std::int64_t cur = -1;
         group_params p;

@@ -44,6 +44,14 @@ QNUM_HD bool is_nan(float x) { return (float_to_bits(x) & 0x7FFFFFFFu) > 0x7F800
 constexpr std::uint32_t canonical_nan_bits = 0x7FC00000u;
 QNUM_HD float canonical_nan(float x) { return is_nan(x) ? bits_to_float(canonical_nan_bits) : x; }
 
+// Little-endian 16-bit fields of byte layouts (GGUF block scales), and whether fp16 bits are +-Inf.
+QNUM_HD void put_u16(std::uint8_t* p, std::uint16_t v) {
+  p[0] = static_cast<std::uint8_t>(v & 0xFF);
+  p[1] = static_cast<std::uint8_t>(v >> 8);
+}
+QNUM_HD std::uint16_t get_u16(const std::uint8_t* p) { return static_cast<std::uint16_t>(p[0] | (p[1] << 8)); }
+QNUM_HD bool fp16_is_inf(std::uint16_t h) { return (h & 0x7FFFu) == 0x7C00u; }
+
 template <class T>
 QNUM_HD constexpr T min_of(T a, T b) { return b < a ? b : a; }
 template <class T>

@@ -71,12 +71,28 @@ constexpr const char* simd_target_name(simd_target t) {
 }
 
 namespace detail {
+
+// The groups of a tensor (quantize_tensor.hpp's make_grid): gr x gc elements each, nr x nc of them.
+struct grid {
+  std::int64_t gr = 1, gc = 1, nr = 0, nc = 0;  // group rows/cols, number of groups down/across
+};
+// Rows [r0, r1) and columns [c0, c1) of group (bi, bj) of a rows x cols tensor (the last groups clipped).
+struct group_span {
+  std::int64_t r0, r1, c0, c1;
+};
+QNUM_HD group_span span_of(const grid& g, std::int64_t rows, std::int64_t cols, std::int64_t bi, std::int64_t bj) {
+  const std::int64_t r0 = bi * g.gr, c0 = bj * g.gc;
+  return {r0, r0 + g.gr < rows ? r0 + g.gr : rows, c0, c0 + g.gc < cols ? c0 + g.gc : cols};
+}
+
 namespace simd {
 
-// A grid of groups over a rows x cols tensor: groups of gr x gc, nr x nc of them; the input's and the
-// output's row strides in elements.
+// The groups of a rows x cols tensor as the lanes see them, with the input's and the output's row strides
+// in elements.
 struct group_grid {
-  std::int64_t rows = 0, cols = 0, in_stride = 0, out_stride = 0, gr = 1, gc = 1, nr = 0, nc = 0;
+  grid g;
+  std::int64_t rows = 0, cols = 0, in_stride = 0, out_stride = 0;
+  group_span span(std::int64_t bi, std::int64_t bj) const { return span_of(g, rows, cols, bi, bj); }
 };
 
 template <class F>

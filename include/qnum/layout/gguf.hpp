@@ -61,12 +61,6 @@ QNUM_HD std::int32_t ggml_roundf_i8(float v) {
   if (v < 0) r = -r;
   return static_cast<std::int32_t>(static_cast<std::int8_t>(static_cast<std::uint32_t>(r) & 0xFFu));
 }
-QNUM_HD void put_u16(std::uint8_t* p, std::uint16_t v) {
-  p[0] = static_cast<std::uint8_t>(v & 0xFF);
-  p[1] = static_cast<std::uint8_t>(v >> 8);
-}
-QNUM_HD std::uint16_t get_u16(const std::uint8_t* p) { return static_cast<std::uint16_t>(p[0] | (p[1] << 8)); }
-QNUM_HD bool fp16_is_inf(std::uint16_t h) { return (h & 0x7FFFu) == 0x7C00u; }
 }  // namespace detail
 
 // One Q4_0 block from x[32] into out[18] (ggml quantize_row_q4_0_ref). Returns true when the fp16 d
