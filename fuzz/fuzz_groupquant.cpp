@@ -155,6 +155,7 @@ qnum::scheme<F> make_scheme(const header& h) {
     case 2: s = s.eps_zero_to(eps); break;
     default: break;
   }
+  if (h.eps_sel & 0x80) s = s.eps_after_storage();
   if (h.flags & 1) s = s.scale_multiply();
   if (h.flags & 2) s = (h.flags & 4) ? s.x_multiply() : s.x_divide();
   if (h.flags & 8) s = s.codes_from_fp32_scale();

@@ -257,6 +257,43 @@ TEST_CASE("degenerate scales: storage underflow, outer scales sanitised, TE and 
   CHECK(qnum::quantize_int_value(asym.x_multiply(), q, 0.0f) == 3);
 }
 
+TEST_CASE("eps after storage: the rule sees the stored scale (compressed-tensors' order)") {
+  using qnum::scale_storage;
+  const auto early = qnum::symmetric_full<qnum::int4>().stored_as(scale_storage::bf16).eps_zero_to(0.0078125f);
+  const auto late = early.eps_after_storage();
+  qnum::group_stats tiny;  // amax / 7.5 = 0.4 * 2^-133: a non-zero fp32 scale that rounds to 0 in bf16
+  qnum::accumulate(tiny, qtest::from_bits(0x00030000u));
+  const qnum::group_params e = qnum::compute_params(early, tiny), l = qnum::compute_params(late, tiny);
+  CHECK(e.scale_code == 1u);  // before: the fp32 scale is not 0, so no eps; bf16 rounds it to 0 -> smallest subnormal
+  CHECK(l.scale_code == 0x3C00u);  // after: 0 in bf16 -> eps
+  CHECK(l.scale == 0.0078125f);
+  CHECK(l.code_scale == 0.0078125f);
+  // A tiny scale that survives the rounding is kept by both orders.
+  qnum::group_stats small;
+  qnum::accumulate(small, qtest::from_bits(0x00100000u));
+  CHECK(qnum::compute_params(late, small).scale_code == 2u);
+  CHECK(qnum::compute_params(early, small).scale_code == 2u);
+  // All-zero group: eps, not the eps-less 1.0; codes from the fp32 scale use the eps too.
+  CHECK(qnum::compute_params(late, qnum::group_stats{}).scale_code == 0x3C00u);
+  CHECK(qnum::compute_params(late.codes_from_fp32_scale(), qnum::group_stats{}).code_scale == 0.0078125f);
+  // floor after storage: a stored scale below eps is raised to eps rounded into the storage (ue4m3: 2^-6 exact).
+  const auto fl = qnum::float_amax<qnum::fp4_e2m1>().stored_as(scale_storage::ue4m3).eps_floor(0.015625f).eps_after_storage();
+  qnum::group_stats mid;
+  qnum::accumulate(mid, 0.05f);  // 0.05 / 6 = 0.00833 -> ue4m3 0.0078125 < eps
+  const qnum::group_params f = qnum::compute_params(fl, mid);
+  CHECK(f.scale == 0.015625f);
+  CHECK(f.scale_code == qnum::encode<qnum::ue4m3>(0.015625f, qnum::rne, qnum::satfinite));
+  // With fp32 storage the two orders agree (compressed-tensors' fp32 presets keep the early form).
+  for (float a : {0.0f, 1e-45f, 1e-30f, 3.0f}) {
+    qnum::group_stats st;
+    qnum::accumulate(st, a);
+    CHECK(qnum::compute_params(qnum::presets::ct_w4a16_sym, st).scale_code ==
+          qnum::compute_params(qnum::presets::ct_w4a16_sym.eps_after_storage(), st).scale_code);
+  }
+  check_fake_equals_dq(late, qnum::group_size(32), "ct bf16 eps after storage");
+  check_fake_equals_dq(fl, qnum::group_size(16), "ue4m3 floor after storage");
+}
+
 TEST_CASE("NaN outputs: every NaN a dequantizer writes is the canonical quiet NaN, whatever its source") {
   namespace p = qnum::presets;
   using qtest::from_bits;
@@ -328,10 +365,10 @@ namespace {
 template <class H>
 bool same_scheme(const H&, const qnum::scheme<typename H::format>& b) {
   constexpr auto a = H::get();  // a constant expression: every field known to the compiler
-  const auto& [k1, sb1, er1, e1, p1, st1, c1, x1, w1, zf1, zs1] = a;
-  const auto& [k2, sb2, er2, e2, p2, st2, c2, x2, w2, zf2, zs2] = b;
+  const auto& [k1, sb1, er1, e1, p1, st1, c1, x1, w1, zf1, zs1, es1] = a;
+  const auto& [k2, sb2, er2, e2, p2, st2, c2, x2, w2, zf2, zs2, es2] = b;
   return k1 == k2 && sb1 == sb2 && er1 == er2 && qtest::bits(e1) == qtest::bits(e2) && p1 == p2 && st1 == st2 && c1 == c2 &&
-         x1 == x2 && w1 == w2 && zf1 == zf2 && zs1 == zs2;
+         x1 == x2 && w1 == w2 && zf1 == zf2 && zs1 == zs2 && es1 == es2;
 }
 }  // namespace
 
@@ -350,6 +387,7 @@ TEST_CASE("fixed_scheme carries every field of its preset; fast_div divides exac
   CHECK(same_scheme(fixed_scheme<p::int8_sym>{}, p::int8_sym));
   CHECK(same_scheme(fixed_scheme<p::torchao_int8_sym>{}, p::torchao_int8_sym));
   CHECK(!same_scheme(fixed_scheme<p::int8_sym>{}, p::int8_sym.x_multiply()));  // the comparison sees a field
+  CHECK(!same_scheme(fixed_scheme<p::int8_sym>{}, p::int8_sym.eps_after_storage()));
   static_assert(qnum::is_scheme_holder_v<fixed_scheme<p::nvfp4>> && qnum::is_scheme_holder_v<qnum::runtime_scheme<qnum::int8>> &&
                     !qnum::is_scheme_holder_v<qnum::scheme<qnum::int8>>,
                 "holders");

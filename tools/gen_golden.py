@@ -386,6 +386,26 @@ def groupquant(out):
             arrs.append(("zero", zp))
         add(name, x, 1, g, arrs)
 
+    # compressed-tensors with a bf16 scale dtype on groups whose amax / 7.5 is a non-zero fp32 value that rounds
+    # to 0 in bf16 (ct rounds to the scale dtype first, then replaces 0 with finfo(bf16).eps), beside groups
+    # whose tiny scale survives the rounding, an all-zero group and a normal one. Values are bf16 bit patterns.
+    def bf16_row(bits):
+        return torch.tensor([b if b < 0x8000 else b - 0x10000 for b in bits], dtype=torch.int16).view(torch.bfloat16)
+    rows = [bf16_row([0x0003, 0x8002, 0x0001, 0x0000] * 8),          # amax 3 * 2^-133: scale rounds to 0
+            bf16_row([0x0010, 0x8007, 0x0001, 0x8000] * 8),          # amax 16 * 2^-133: scale 2 * 2^-133
+            bf16_row([0x0000] * 32),                                 # all zero
+            bf16_row([0x0080, 0x8081, 0x00ff, 0x0042] * 8),          # smallest normals and subnormals
+            bf16_row([0x3f80, 0xbf00, 0x3e80, 0x4000] * 8)]          # ordinary values
+    x = torch.stack(rows).float()
+    args = QuantizationArgs(num_bits=4, type="int", symmetric=True, strategy="group", group_size=32,
+                            scale_dtype=torch.bfloat16)
+    xv = x.view(x.shape[0], -1, 32)
+    scale, zp = calculate_qparams(xv.amin(-1), xv.amax(-1), args)
+    q = ct_quantize(x, scale, zp, args)
+    dq = ct_dequantize(q, scale, zp, args)
+    add("ct_sym_bf16_tiny", x, 1, 32, [("scale", scale.to(torch.bfloat16).view(torch.int16).to(torch.int64) & 0xFFFF),
+                                        ("q", q), ("dq", dq)])
+
     # torchao choose_qparams_affine / quantize_affine / dequantize_affine / _fake_quantize_affine (+ backward).
     for mapping, qmin, qmax, tname, g in ((qp.MappingType.SYMMETRIC, -8, 7, "int4_sym", 32),
                                           (qp.MappingType.SYMMETRIC, -128, 127, "int8_sym", 64),

@@ -19,8 +19,11 @@ inline constexpr scheme<int4> slime_int4_checkpoint =
 // compressed-tensors W4A16 (minmax observer, calculate_qparams + _quantize/_dequantize) on fp32 weights:
 // sym s = amax / 7.5 (zero -> finfo(fp32).eps), q = clamp then round(x / s). Scale dtype fp32.
 inline constexpr scheme<int4> ct_w4a16_sym = symmetric_full<int4>().eps_zero_to(1.1920928955078125e-07f);
-// Same with the scale rounded to bf16 (scale_dtype bf16, eps = finfo(bf16).eps) and codes from the bf16 scale.
-inline constexpr scheme<int4> ct_w4a16_sym_bf16 = symmetric_full<int4>().stored_as(scale_storage::bf16).eps_zero_to(0.0078125f);
+// Same with the scale rounded to bf16 (scale_dtype bf16) and codes from the bf16 scale. As in compressed-tensors,
+// the eps rule comes after the rounding: a scale that is 0 in bf16 (all-zero group, or amax / 7.5 below bf16's
+// smallest subnormal) becomes finfo(bf16).eps = 2^-7. (With an fp32 scale the two orders agree.)
+inline constexpr scheme<int4> ct_w4a16_sym_bf16 =
+    symmetric_full<int4>().stored_as(scale_storage::bf16).eps_zero_to(0.0078125f).eps_after_storage();
 // compressed-tensors asym: s = (max' - min') / 15, z = round(clamp(-8 - min'/s)) (with the fp32 scale),
 // q = round(clamp(x / s + z)).
 inline constexpr scheme<int4> ct_w4a16_asym =

@@ -11,7 +11,9 @@
 //               te_current            encode multiplier m = max_value / amax (TransformerEngine current
 //                                     scaling, amax 0 -> m = 1), dequant scale = 1/m (both fp32, RN)
 //   scale_op    divide (amax / d) or multiply (amax * (1/d), the constant 1/d rounded once to fp32)
-//   eps_mode    none, floor (s = max(s, eps)), zero_to_eps (s == 0 -> eps); applied before pow2/storage
+//   eps_mode    none, floor (s = max(s, eps)), zero_to_eps (s == 0 -> eps); applied before pow2/storage,
+//               or, with eps_after_storage(), to the stored (rounded) scale: compressed-tensors rounds the
+//               scale to its scale dtype first and then replaces zeros with that dtype's eps
 //   pow2        none; ceil_pow2 (DeepGEMM ceil_to_ue8m0: round s up to 2^k, k clamped to [-126, 127]);
 //               mx_floor (OCP MX: 2^(floor(log2 amax) - emax_elem)); mx_rceil (2^ceil(log2(amax/max_value)))
 //   store       fp32, bf16, fp16 (RNE, satfinite), e8m0 (power of two), ue4m3 (RNE, satfinite)
@@ -70,6 +72,7 @@ struct scheme {
   work_dtype work = work_dtype::fp32;
   bool zero_first = false;
   bool zero_subtract_first = false;  // z = round(qmin - min'/s) (compressed-tensors) vs qmin - round(min'/s)
+  bool eps_on_stored = false;        // the eps rule applies to the stored scale (after storage rounding)
 
   constexpr scheme with_eps_floor(float e) const { scheme r = *this; r.eps_rule = eps_mode::floor; r.eps = e; return r; }
   constexpr scheme eps_floor(float e) const { return with_eps_floor(e); }
@@ -90,6 +93,7 @@ struct scheme {
   constexpr scheme in_work(work_dtype w) const { scheme r = *this; r.work = w; return r; }
   constexpr scheme zero_before_round() const { scheme r = *this; r.zero_first = true; return r; }
   constexpr scheme zero_round_after_subtract() const { scheme r = *this; r.zero_subtract_first = true; return r; }
+  constexpr scheme eps_after_storage() const { scheme r = *this; r.eps_on_stored = true; return r; }
 
   // Code range actually used: [-qmax, qmax] for symmetric_restricted, [qmin, qmax] otherwise.
   QNUM_HD constexpr int code_min() const { return kind == scheme_kind::symmetric_restricted ? -Format::qmax : Format::qmin; }
@@ -255,6 +259,17 @@ QNUM_HD constexpr int emax_elem() {  // floor(log2(max_value)) of a float elemen
   return e;
 }
 
+// Round scale x into storage st: the stored value, its bits in `code`.
+QNUM_HD float store_scale(scale_storage st, float x, std::uint32_t& code) {
+  switch (st) {
+    case scale_storage::bf16: code = encode<bf16>(x, rne, satfinite); return from_bf16(static_cast<std::uint16_t>(code));
+    case scale_storage::fp16: code = encode<fp16>(x, rne, satfinite); return from_fp16(static_cast<std::uint16_t>(code));
+    case scale_storage::ue4m3: code = encode<ue4m3>(x, rne, satfinite); return decode<ue4m3>(code);
+    case scale_storage::e8m0: code = encode<e8m0>(x, rtz, satfinite); return pow2_from_biased(static_cast<int>(code));
+    default: code = float_to_bits(x); return x;
+  }
+}
+
 }  // namespace detail
 
 // The group's parameters under scheme s, from its statistics. Exact rules: see the file comment.
@@ -329,7 +344,9 @@ QNUM_HD group_params compute_params(const scheme<F>& s, const group_stats& st, f
       rules = false;
     }
   }
-  if (rules) {
+  // The eps rule on the scale before storage, or (eps_on_stored) on the stored scale below.
+  const bool eps_late = rules && s.eps_on_stored && s.eps_rule != eps_mode::none;
+  if (rules && !eps_late) {
     if (s.eps_rule == eps_mode::floor) {
       sc = sc < s.eps ? s.eps : sc;
     } else if (s.eps_rule == eps_mode::zero_to_eps) {
@@ -344,14 +361,12 @@ QNUM_HD group_params compute_params(const scheme<F>& s, const group_stats& st, f
     e = e < 1 ? 1 : (e > 254 ? 254 : e);
     sc = bits_to_float(static_cast<std::uint32_t>(e) << 23);
   }
-  if (sc == 0.0f) sc = 1.0f;  // all-zero group without an eps rule: defined scale, zero codes
-  float stored;
-  switch (s.store) {
-    case scale_storage::bf16: p.scale_code = encode<bf16>(sc, rne, satfinite); stored = from_bf16(static_cast<std::uint16_t>(p.scale_code)); break;
-    case scale_storage::fp16: p.scale_code = encode<fp16>(sc, rne, satfinite); stored = from_fp16(static_cast<std::uint16_t>(p.scale_code)); break;
-    case scale_storage::ue4m3: p.scale_code = encode<ue4m3>(sc, rne, satfinite); stored = decode<ue4m3>(p.scale_code); break;
-    case scale_storage::e8m0: p.scale_code = encode<e8m0>(sc, rtz, satfinite); stored = pow2_from_biased(static_cast<int>(p.scale_code)); break;
-    default: p.scale_code = float_to_bits(sc); stored = sc; break;
+  if (sc == 0.0f && !eps_late) sc = 1.0f;  // all-zero group without an eps rule: defined scale, zero codes
+  float stored = store_scale(s.store, sc, p.scale_code);
+  if (eps_late && (s.eps_rule == eps_mode::floor ? stored < s.eps : stored == 0.0f)) {
+    // The stored scale takes eps (rounded into the storage); codes decided with the fp32 scale use it too.
+    stored = store_scale(s.store, finite_or_max(s.eps), p.scale_code);
+    sc = stored;
   }
   if (stored == 0.0f) {  // a scale that rounds to zero in its storage: the storage's smallest positive value
     p.scale_code = 1u;   // fp32/bf16/fp16: the smallest subnormal; ue4m3: 2^-9 (e8m0 never reaches 0)

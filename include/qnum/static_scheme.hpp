@@ -40,6 +40,7 @@ struct fixed_scheme {
   static constexpr work_dtype work = S.work;
   static constexpr bool zero_first = S.zero_first;
   static constexpr bool zero_subtract_first = S.zero_subtract_first;
+  static constexpr bool eps_on_stored = S.eps_on_stored;
 
   QNUM_HD static constexpr scheme_type get() {
     scheme_type s;
@@ -54,6 +55,7 @@ struct fixed_scheme {
     s.work = work;
     s.zero_first = zero_first;
     s.zero_subtract_first = zero_subtract_first;
+    s.eps_on_stored = eps_on_stored;
     return s;
   }
 };
