@@ -34,7 +34,8 @@ using qnum::detail::bits_to_float;
 using qnum::detail::float_to_bits;
 
 // Values that reach every branch of the lanes. Row r has its own magnitude 2^(r % 41 - 20); rows with
-// r % 13 == 5 are all zero, r % 17 == 7 all NaN, r % 19 == 3 all -0.0.
+// r % 13 == 5 are all zero, r % 17 == 7 all NaN, r % 19 == 3 all -0.0, r % 23 == 11 below 2^-141 (scales that
+// round to 0 in bf16), r % 29 == 13 below 2^-127.
 std::vector<float> hard_data(std::int64_t rows, std::int64_t stride, std::uint64_t seed) {
   std::vector<float> v(static_cast<std::size_t>(rows * stride));
   for (std::int64_t r = 0; r < rows; ++r) {
@@ -55,6 +56,8 @@ std::vector<float> hard_data(std::int64_t rows, std::int64_t stride, std::uint64
         case 10: x = 7.0f * mag * (b & 256 ? -1.0f : 1.0f); break;                        // amax = 7 * 2^k
         default: break;
       }
+      if (r % 23 == 11) x = bits_to_float(b & 0x800000FFu);  // tiny subnormals: a bf16 scale rounds to 0
+      if (r % 29 == 13) x = bits_to_float(b & 0x803FFFFFu);  // below 2^-127: bf16 subnormal scales
       if (r % 13 == 5) x = 0.0f;
       if (r % 17 == 7) x = bits_to_float(0x7FC00000u);
       if (r % 19 == 3) x = -0.0f;
