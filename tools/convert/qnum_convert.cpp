@@ -10,8 +10,10 @@
 // IN: a checkpoint directory (model.safetensors.index.json + shards, or *.safetensors) or one .safetensors file.
 // OUT: a directory; every shard keeps its file name, non-quantized tensors are copied byte for byte,
 // config.json gets quantization_config, the index is rewritten, other files (tokenizer, ...) are copied.
-// Every input header is validated before anything is written; every output goes to a hidden temporary
-// name and is renamed only when all of them are complete. Numerics: qnum presets (docs/schemes.md):
+// Every input (shard headers, the index against the shards, config.json, the model type, each tensor's plan) is
+// validated before anything is quantized; the whole output is built in .OUT.qnum-tmp.PID beside OUT and swapped
+// in when complete (a non-empty OUT only with --overwrite); what a killed run left is removed by the next.
+// NaN/Inf weights are refused unless --allow-nonfinite. docs/convert.md has the rules. Numerics: qnum presets (docs/schemes.md):
 //   w4a16 sym : ct_w4a16_sym_bf16 (s = bf16(amax/7.5) from the fp32-upcast weight, codes with the bf16 scale)
 //   w4a16 asym: ct_w4a16_asym (fp32 scale; compressed-tensors computes the zero point with the fp32 scale)
 //   fp8-block : deepgemm_fp8 over 128x128 blocks (DeepGEMM per_block_cast_to_fp8)
@@ -22,15 +24,19 @@
 //               float8_e4m3fn [N, K/16] + weight_global_scale fp32 [1] (= 2688 / amax) / uint8 E8M0 [N, K/32]
 // The per-tensor step is quantize_source() below: cpu_quantize() on host threads, or the GPU path (convert_gpu.hpp).
 // NVFP4 / MXFP4 groups are written by ct_fp4.hpp on both paths.
+#include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <regex>
 #include <set>
 #include <thread>
@@ -63,6 +69,8 @@ struct options {
   int threads = 0;
   device_choice device = device_choice::automatic;
   bool progress = true;
+  bool overwrite = false;        // replace a non-empty output directory
+  bool allow_nonfinite = false;  // convert NaN/Inf weights with a warning instead of refusing
   std::string in, out;
 };
 
@@ -357,6 +365,19 @@ std::string cpu_disagrees(const options& o, const std::string& where, const std:
   return "";
 }
 
+// "1 shard", "2 shards".
+std::string count_of(std::size_t n, const char* noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
+std::string duration_text(double secs) {
+  char b[32];
+  if (secs < 60) std::snprintf(b, sizeof b, "%.0fs", secs);
+  else if (secs < 3600) std::snprintf(b, sizeof b, "%dm%02ds", int(secs) / 60, int(secs) % 60);
+  else std::snprintf(b, sizeof b, "%dh%02dm", int(secs) / 3600, int(secs) % 3600 / 60);
+  return b;
+}
+
 struct progress {
   bool tty = false, enabled = true;
   std::size_t total_tensors = 0, done = 0;
@@ -368,31 +389,39 @@ struct progress {
     if (!enabled) return;
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const double rate = secs > 0 ? bytes / secs / 1e6 : 0.0;
+    // ETA from the bytes read so far (quantized and copied tensors alike).
+    const std::string eta = rate > 0 ? duration_text(double(total_bytes - bytes) / 1e6 / rate) : "?";
     if (tty) {
       const int width = 30, fill = total_bytes ? int(width * double(bytes) / double(total_bytes)) : width;
-      std::fprintf(stderr, "\r[%s%s] %zu/%zu tensors  %.1f/%.1f MB  %.0f MB/s ", std::string(fill, '#').c_str(),
-                   std::string(width - fill, ' ').c_str(), done, total_tensors, bytes / 1e6, total_bytes / 1e6, rate);
+      std::fprintf(stderr, "\r[%s%s] %zu/%zu tensors  %.1f/%.1f MB  %.0f MB/s  ETA %s ", std::string(fill, '#').c_str(),
+                   std::string(width - fill, ' ').c_str(), done, total_tensors, bytes / 1e6, total_bytes / 1e6, rate, eta.c_str());
       if (done == total_tensors) std::fprintf(stderr, "\n");
     } else {
-      std::fprintf(stderr, "qnum-convert: [%zu/%zu] %s %s (%.1f MB, %.0f MB/s)\n", done, total_tensors, name.c_str(), what.c_str(),
-                   b / 1e6, rate);
+      std::fprintf(stderr, "qnum-convert: [%zu/%zu] %s %s (%.1f MB, %.0f MB/s, ETA %s)\n", done, total_tensors, name.c_str(),
+                   what.c_str(), b / 1e6, rate, eta.c_str());
     }
   }
 };
-
-std::string tmp_name(const fs::path& final_path) {
-  return (final_path.parent_path() / ("." + final_path.filename().string() + ".qnum-tmp")).string();
-}
 
 void write_all(std::FILE* f, const void* p, std::size_t n, const std::string& path) {
   if (n && std::fwrite(p, 1, n, f) != n) fail(path + ": write failed");
 }
 
-void write_text(const std::string& tmp, const std::string& text) {
-  std::ofstream f(tmp, std::ios::binary);
-  f << text;
-  f.close();
-  if (!f) fail(tmp + ": write failed");
+// Writes a whole file and syncs it to disk.
+void write_text(const fs::path& path, const std::string& text) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) fail(path.string() + ": cannot create: " + std::strerror(errno));
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> guard(f, &std::fclose);
+  write_all(f, text.data(), text.size(), path.string());
+  if (std::fflush(f) != 0 || fsync(fileno(f)) != 0) fail(path.string() + ": write failed");
+}
+
+void sync_dir(const fs::path& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (fd >= 0) {
+    fsync(fd);
+    ::close(fd);
+  }
 }
 
 const char* format_name(out_format f) {
@@ -407,13 +436,56 @@ const char* format_name(out_format f) {
   return "?";
 }
 
-void usage() {
-  std::fprintf(stderr,
-               "usage: qnum-convert --format w4a16|fp8-block|fp8-channel|fp8-tensor|nvfp4|mxfp4 [--group 32|128] [--asym] [--include REGEX]...\n"
-               "                    [--exclude REGEX]... [--threads N] [--device auto|cpu|gpu] [--no-progress] INPUT OUTPUT_DIR\n"
-               "       qnum-convert --device-info\n"
-               "  INPUT: checkpoint directory (model.safetensors.index.json or *.safetensors) or a .safetensors file\n"
-               "  default layers: 2-D tensors named *.weight except embeddings, norms and lm_head\n");
+constexpr const char* usage_text =
+    "usage: qnum-convert [--format FORMAT] [options] INPUT OUTPUT_DIR\n"
+    "       qnum-convert --device-info | --version | --help\n"
+    "\n"
+    "  FORMAT: w4a16 (the default) | fp8-block | fp8-channel | fp8-tensor | nvfp4 | mxfp4\n"
+    "  INPUT: checkpoint directory (model.safetensors.index.json + shards, or *.safetensors) or one .safetensors file\n"
+    "  OUTPUT_DIR: built beside itself under a hidden temporary name and moved into place when complete;\n"
+    "              must not exist or be empty unless --overwrite is given\n"
+    "\n"
+    "options:\n"
+    "  --group 32|128       w4a16 group size (default 128; w4a16 only)\n"
+    "  --asym               w4a16 asymmetric, with weight_zero_point (w4a16 only)\n"
+    "  --include REGEX      quantize tensors whose name matches (repeatable; replaces the default selection)\n"
+    "  --exclude REGEX      do not quantize tensors whose name matches (repeatable)\n"
+    "  --threads N          CPU threads, N >= 1 (default: all cores)\n"
+    "  --device auto|cpu|gpu  where to quantize (default auto: the GPU when there is one)\n"
+    "  --overwrite          replace a non-empty OUTPUT_DIR (the old one is removed after the new one is in place)\n"
+    "  --allow-nonfinite    convert weights holding NaN/Inf (with a warning naming them) instead of refusing\n"
+    "  --no-progress        no progress output\n"
+    "  --device-info        print what --device auto would use, and exit\n"
+    "  --version            print the version, and exit\n"
+    "  --help               print this help, and exit\n"
+    "\n"
+    "  default layers: 2-D tensors named *.weight except embeddings, norms and lm_head\n";
+
+// A command-line error: one line naming the problem, a pointer to --help, exit status 2.
+[[noreturn]] void usage_error(const std::string& m) {
+  std::fprintf(stderr, "qnum-convert: %s (qnum-convert --help lists the options)\n", m.c_str());
+  std::exit(2);
+}
+
+// The whole argument as a decimal integer in [lo, hi], or a usage error ("128abc", "-3", "" are refused).
+std::int64_t parse_int(const std::string& opt, const std::string& v, std::int64_t lo, std::int64_t hi) {
+  std::size_t i = 0;
+  std::int64_t x = 0;
+  bool neg = false;
+  if (i < v.size() && (v[i] == '-' || v[i] == '+')) neg = v[i++] == '-';
+  const std::size_t digits = i;
+  for (; i < v.size() && v[i] >= '0' && v[i] <= '9' && x <= hi; ++i) x = x * 10 + (v[i] - '0');
+  if (i == digits || i != v.size() || (neg ? -x : x) < lo || (neg ? -x : x) > hi)
+    usage_error(opt + ": '" + v + "' is not an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  return neg ? -x : x;
+}
+
+// A clearer reason than the CUDA runtime's own string for the common cases.
+std::string gpu_reason(const std::string& why) {
+  if (why.find("driver version is insufficient") != std::string::npos)
+    return "no usable NVIDIA driver on this machine (CUDA: " + why + ")";
+  if (why.find("no CUDA-capable device") != std::string::npos) return "no CUDA device on this machine";
+  return why;
 }
 
 // --device: auto takes the GPU where this build has the path and a device is present.
@@ -422,186 +494,413 @@ bool use_gpu(const options& o) {
   std::string why, name;
   const int count = qconv::gpu_devices(why, name);
   if (count == 0) {
-    if (o.device == device_choice::gpu) fail("--device gpu: no GPU (" + why + ")");
-    std::fprintf(stderr, "qnum-convert: quantizing on the CPU, %d threads (no GPU: %s)\n", o.threads, why.c_str());
+    if (o.device == device_choice::gpu) fail("--device gpu: no GPU (" + gpu_reason(why) + ")");
+    std::fprintf(stderr, "qnum-convert: quantizing on the CPU, %s (no GPU: %s)\n", count_of(std::size_t(o.threads), "thread").c_str(),
+                 gpu_reason(why).c_str());
     return false;
   }
   std::fprintf(stderr, "qnum-convert: quantizing on GPU 0 (%s)\n", name.c_str());
   return true;
 }
 
+// ---- input validation ----------------------------------------------------------------------------------
+
+bool ends_with(const std::string& s, const std::string& e) {
+  return s.size() >= e.size() && s.compare(s.size() - e.size(), e.size(), e) == 0;
+}
+
+// The index, when the input is a directory with one, against the shards it names: every shard present
+// (list_checkpoint), every *.safetensors of the directory listed, every tensor of the index in the shard it
+// names, every tensor of a shard in the index. Without an index: no tensor name in two files.
+void check_index(const options& o, const std::vector<std::unique_ptr<safetensors_file>>& inputs) {
+  const fs::path index = fs::path(o.in) / "model.safetensors.index.json";
+  std::map<std::string, std::string> where;  // tensor -> file name
+  if (!fs::is_directory(o.in) || !fs::exists(index)) {
+    for (auto& f : inputs)
+      for (auto& t : f->tensors()) {
+        const std::string fn = fs::path(f->path()).filename().string();
+        auto r = where.emplace(t.name, fn);
+        if (!r.second) fail("tensor '" + t.name + "' is in both " + r.first->second + " and " + fn);
+      }
+    return;
+  }
+  std::ifstream is(index);
+  const json j = json::parse(is);  // list_checkpoint parsed it already
+  std::set<std::string> listed;
+  for (auto it = j["weight_map"].begin(); it != j["weight_map"].end(); ++it) {
+    where[it.key()] = it.value().get<std::string>();
+    listed.insert(it.value().get<std::string>());
+  }
+  for (auto& e : fs::directory_iterator(o.in))
+    if (e.path().extension() == ".safetensors" && !listed.count(e.path().filename().string()))
+      fail(index.string() + ": " + e.path().filename().string() +
+           " is in the directory but not in the index (its tensors would be lost): add it to the index or move it away");
+  std::map<std::string, std::string> found;
+  for (auto& f : inputs) {
+    const std::string fn = fs::path(f->path()).filename().string();
+    for (auto& t : f->tensors()) {
+      auto it = where.find(t.name);
+      if (it == where.end())
+        fail(index.string() + ": tensor '" + t.name + "' of " + fn + " is not in the index (an inconsistent index)");
+      if (it->second != fn)
+        fail(index.string() + ": tensor '" + t.name + "' is in " + fn + " but the index names " + it->second);
+      found[t.name] = fn;
+    }
+  }
+  for (auto& kv : where)
+    if (!found.count(kv.first))
+      fail(index.string() + ": tensor '" + kv.first + "' is listed in " + kv.second + " but that shard does not hold it");
+}
+
+// config.json of the input (beside a single file), or {} when there is none; a corrupt one is an error.
+json read_config(const options& o) {
+  const fs::path p = fs::is_directory(o.in) ? fs::path(o.in) / "config.json" : fs::path(o.in).parent_path() / "config.json";
+  if (!fs::exists(p)) return json::object();
+  std::ifstream cf(p);
+  json cfg;
+  try {
+    cfg = json::parse(cf);
+  } catch (const std::exception& e) {
+    fail(p.string() + ": corrupt JSON: " + e.what());
+  }
+  if (!cfg.is_object()) fail(p.string() + ": not a JSON object");
+  return cfg;
+}
+
+std::vector<std::string> architectures(const json& cfg) {
+  std::vector<std::string> a;
+  if (cfg.contains("architectures") && cfg["architectures"].is_array())
+    for (auto& x : cfg["architectures"])
+      if (x.is_string()) a.push_back(x.get<std::string>());
+  return a;
+}
+
+std::string string_field(const json& cfg, const char* key) {
+  return cfg.contains(key) && cfg[key].is_string() ? cfg[key].get<std::string>() : std::string();
+}
+
+// Models whose projections are transformers' Conv1D, stored [in_features, out_features]: refused (quantizing
+// them as [out, in] Linear weights gives a checkpoint that loads with missing keys and wrong weights).
+void refuse_conv1d(const json& cfg) {
+  static const std::set<std::string> types = {"gpt2", "openai-gpt", "imagegpt", "decision_transformer"};
+  static const std::vector<std::string> prefixes = {"GPT2", "OpenAIGPT", "ImageGPT", "DecisionTransformer"};
+  std::string hit;
+  const std::string mt = string_field(cfg, "model_type");
+  if (types.count(mt)) hit = "model_type '" + mt + "'";
+  for (auto& a : architectures(cfg))
+    for (auto& p : prefixes)
+      if (hit.empty() && a.rfind(p, 0) == 0) hit = "architecture " + a;
+  if (!hit.empty())
+    fail("config.json: " + hit + " stores its projections as Conv1D weights [in_features, out_features]; qnum-convert "
+         "quantizes Linear weights [out_features, in_features] only, so this model is not supported");
+}
+
+// Whether the engine will build an lm_head that the checkpoint has no weight for (tied to the embeddings):
+// tie_word_embeddings true (also in text_config), or a language-model architecture.
+bool lm_head_tied(const json& cfg) {
+  auto tied_in = [](const json& c) {
+    return c.is_object() && c.contains("tie_word_embeddings") && c["tie_word_embeddings"].is_boolean() &&
+           c["tie_word_embeddings"].get<bool>();
+  };
+  if (tied_in(cfg) || (cfg.contains("text_config") && tied_in(cfg["text_config"]))) return true;
+  for (auto& a : architectures(cfg))
+    if (ends_with(a, "ForCausalLM") || ends_with(a, "LMHeadModel") || ends_with(a, "ForConditionalGeneration")) return true;
+  return false;
+}
+
+// A 2-D *.weight the engine builds as a Linear (embeddings and norms are not): an unquantized one goes to ignore.
+bool linear_like(const tensor_info& t) {
+  static const std::regex not_linear("(embed|wte|wpe|norm)", std::regex::icase);
+  return t.shape.size() == 2 && t.name.size() > 7 && ends_with(t.name, ".weight") && !std::regex_search(t.name, not_linear);
+}
+
+// Non-finite elements of a BF16 / F16 / F32 tensor (all exponent bits set), counted on the threads.
+std::uint64_t count_nonfinite(const std::uint8_t* data, const tensor_info& t, int threads) {
+  const std::int64_t n = t.shape[0], k = t.shape[1];
+  std::atomic<std::uint64_t> bad{0};
+  parallel_rows(n, 1, threads, [&](std::int64_t r0, std::int64_t r1) {
+    std::uint64_t c = 0;
+    if (t.dtype == "F32") {
+      const auto* p = reinterpret_cast<const std::uint32_t*>(data);
+      for (std::int64_t i = r0 * k; i < r1 * k; ++i) c += (p[i] & 0x7F800000u) == 0x7F800000u;
+    } else {
+      const std::uint16_t mask = t.dtype == "F16" ? 0x7C00 : 0x7F80;
+      const auto* p = reinterpret_cast<const std::uint16_t*>(data);
+      for (std::int64_t i = r0 * k; i < r1 * k; ++i) c += (p[i] & mask) == mask;
+    }
+    bad += c;
+  });
+  return bad;
+}
+
+// ---- the output directory --------------------------------------------------------------------------------
+
+// The tool's working names beside OUTPUT_DIR: .NAME.qnum-tmp.PID (being built) and .NAME.qnum-old.PID (the
+// replaced directory, between the swap and its removal).
+std::string work_prefix(const fs::path& out) { return "." + out.filename().string() + ".qnum-"; }
+
+// Removes what a killed earlier run left: beside the target, work directories whose process is gone; inside
+// it, the hidden per-file temporaries (.NAME.qnum-tmp) of earlier qnum-convert versions.
+void clean_leftovers(const fs::path& out) {
+  const std::string pre = work_prefix(out);
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator(out.parent_path(), ec)) {
+    const std::string fn = e.path().filename().string();
+    if (fn.rfind(pre, 0) != 0) continue;
+    const std::string rest = fn.substr(pre.size());
+    const std::size_t dot = rest.find('.');
+    if (dot == std::string::npos || (rest.substr(0, dot) != "tmp" && rest.substr(0, dot) != "old")) continue;
+    const std::string pid = rest.substr(dot + 1);
+    if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos || pid.size() > 9) continue;
+    if (::kill(static_cast<pid_t>(std::stol(pid)), 0) == 0 || errno != ESRCH) continue;  // still running (or not ours to judge)
+    fs::remove_all(e.path(), ec);
+    std::fprintf(stderr, "qnum-convert: removed %s, left by an earlier run that did not finish\n", e.path().c_str());
+  }
+  if (fs::is_directory(out, ec))
+    for (auto& e : fs::directory_iterator(out, ec)) {
+      const std::string fn = e.path().filename().string();
+      if (!fn.empty() && fn[0] == '.' && ends_with(fn, ".qnum-tmp") && e.is_regular_file()) {
+        fs::remove(e.path(), ec);
+        std::fprintf(stderr, "qnum-convert: removed %s, left by an earlier run that did not finish\n", e.path().c_str());
+      }
+    }
+}
+
+// Copies the input directory's other files and subfolders (tokenizer, 1_Pooling/, ...), hidden entries aside.
+void copy_others(const fs::path& from, const fs::path& to, bool top) {
+  for (auto& e : fs::directory_iterator(from)) {
+    const std::string fn = e.path().filename().string();
+    if (fn.empty() || fn[0] == '.') continue;
+    if (top && (e.path().extension() == ".safetensors" || fn == "config.json" || fn == "model.safetensors.index.json")) continue;
+    if (e.is_directory()) {
+      fs::create_directory(to / fn);
+      copy_others(e.path(), to / fn, false);
+    } else if (e.is_regular_file()) {
+      fs::copy_file(e.path(), to / fn);  // follows links (a Hugging Face cache snapshot links to its blobs)
+    }
+  }
+}
+
+// Moves the complete directory `built` to `out`: a rename when out is absent or empty; otherwise (--overwrite)
+// an atomic exchange where the kernel has one (the old directory then sits at `built` and is removed), or two
+// renames through .NAME.qnum-old.PID. At no moment does `out` hold a mixture of two conversions.
+void swap_in(const fs::path& built, const fs::path& out) {
+  std::error_code ec;
+  if (!fs::exists(out) || fs::is_empty(out)) {
+    fs::rename(built, out);
+  } else {
+#ifdef RENAME_EXCHANGE
+    if (::renameat2(AT_FDCWD, built.c_str(), AT_FDCWD, out.c_str(), RENAME_EXCHANGE) == 0) {
+      sync_dir(out.parent_path());
+      fs::remove_all(built, ec);
+      return;
+    }
+#endif
+    const fs::path old = out.parent_path() / (work_prefix(out) + "old." + std::to_string(getpid()));
+    fs::rename(out, old);
+    fs::rename(built, out);
+    sync_dir(out.parent_path());
+    fs::remove_all(old, ec);
+  }
+  sync_dir(out.parent_path());
+}
+
+// ---- the conversion ------------------------------------------------------------------------------------
+
+json weights_args(const options& o) {
+  if (o.format == out_format::w4a16)
+    return {{"num_bits", 4}, {"type", "int"}, {"symmetric", !o.asym}, {"group_size", o.group}, {"strategy", "group"},
+            {"block_structure", nullptr}, {"dynamic", false}, {"actorder", nullptr}, {"observer", "minmax"},
+            {"observer_kwargs", json::object()}};
+  if (o.format == out_format::nvfp4 || o.format == out_format::mxfp4) {
+    const bool nv = o.format == out_format::nvfp4;
+    return {{"num_bits", 4}, {"type", "float"}, {"symmetric", true}, {"group_size", nv ? 16 : 32},
+            {"strategy", nv ? "tensor_group" : "group"}, {"dynamic", false},
+            {"scale_dtype", nv ? "torch.float8_e4m3fn" : "torch.uint8"}};
+  }
+  const bool ch = o.format == out_format::fp8_channel;
+  return {{"num_bits", 8}, {"type", "float"}, {"symmetric", true}, {"group_size", nullptr},
+          {"strategy", ch ? "channel" : "tensor"}, {"dynamic", false}};
+}
+
+// The compressed-tensors release whose checkpoint format and QuantizationConfig the output reproduces
+// (quantization_config.version, as compressed-tensors writes its own version there).
+constexpr const char* ct_version = "0.20.0";
+
+json quantization_config(const options& o, const json& ignore) {
+  if (o.format == out_format::fp8_block)
+    return {{"quant_method", "fp8"}, {"fmt", "e4m3"}, {"activation_scheme", "dynamic"}, {"weight_block_size", {128, 128}}};
+  if (o.format == out_format::w4a16)
+    return {{"quant_method", "compressed-tensors"},
+            {"format", "pack-quantized"},
+            {"quantization_status", "compressed"},
+            {"config_groups", {{"group_0", {{"targets", {"Linear"}}, {"weights", weights_args(o)}, {"input_activations", nullptr},
+                                            {"output_activations", nullptr}, {"format", "pack-quantized"}}}}},
+            {"ignore", ignore},
+            {"version", ct_version}};
+  // compressed-tensors QuantizationConfig of its NVFP4A16 / MXFP4A16 / FP8_DYNAMIC preset schemes, in the key order
+  // QuantizationConfig.model_dump() writes (tests/data/convert/golden_*_config.json), with the group's format set
+  // as compressed-tensors sets it when it compresses, and its version.
+  const char* fmt = o.format == out_format::nvfp4   ? "nvfp4-pack-quantized"
+                    : o.format == out_format::mxfp4 ? "mxfp4-pack-quantized"
+                                                    : "float-quantized";
+  // FP8 activations: dynamic per token (a static per-tensor input scale would need calibration data).
+  const json a = o.format == out_format::fp8_channel || o.format == out_format::fp8_tensor
+                     ? json{{"num_bits", 8}, {"type", "float"}, {"symmetric", true}, {"group_size", nullptr},
+                            {"strategy", "token"}, {"dynamic", true}}
+                     : json(nullptr);
+  return {{"config_groups", {{"group_0", {{"targets", {"Linear"}}, {"weights", weights_args(o)}, {"input_activations", a},
+                                          {"output_activations", nullptr}, {"format", fmt}}}}},
+          {"quant_method", "compressed-tensors"},
+          {"kv_cache_scheme", nullptr},
+          {"format", fmt},
+          {"quantization_status", "compressed"},
+          {"global_compression_ratio", nullptr},
+          {"ignore", ignore},
+          {"moe_sparsity_config", nullptr},
+          {"version", ct_version}};
+}
+
+// Writes one output shard (header, copied and quantized tensors) to `path` and syncs it.
+void write_shard(const options& o, const safetensors_file& f, const std::vector<source_plan>& plan, const fs::path& path,
+                 bool on_gpu, progress& prog, std::set<std::tuple<std::string, std::int64_t, std::int64_t>>& gpu_checked) {
+  json header = json::object();
+  header["__metadata__"] = f.metadata().is_object() ? f.metadata() : json{{"format", "pt"}};
+  std::uint64_t off = 0;
+  for (auto& p : plan)
+    for (auto& ot : p.outs) {
+      header[ot.name] = {{"dtype", ot.dtype}, {"shape", ot.shape}, {"data_offsets", {off, off + ot.bytes}}};
+      off += ot.bytes;
+    }
+  std::string hs = header.dump();
+  while (hs.size() % 8 != 0) hs += ' ';
+  std::FILE* out = std::fopen(path.c_str(), "wb");
+  if (out == nullptr) fail(path.string() + ": cannot create: " + std::strerror(errno));
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> guard(out, &std::fclose);
+  std::uint8_t len[8];
+  for (int i = 0; i < 8; ++i) len[i] = static_cast<std::uint8_t>(std::uint64_t(hs.size()) >> (8 * i));
+  write_all(out, len, 8, path.string());
+  write_all(out, hs.data(), hs.size(), path.string());
+  for (auto& p : plan) {
+    const tensor_info& t = *p.src;
+    const std::uint8_t* data = f.data(t);
+    if (!p.quantize) {
+      write_all(out, data, t.end - t.begin, path.string());
+      prog.step(t.name, "copied", t.end - t.begin);
+    } else {
+      const std::string where = f.path() + ": tensor '" + t.name + "': ";
+      if (const std::uint64_t bad = count_nonfinite(data, t, o.threads)) {
+        const std::string what = count_of(bad, "non-finite value") + " (NaN or Inf) of " + std::to_string(t.numel());
+        if (!o.allow_nonfinite) fail(where + what + "; refused (--allow-nonfinite converts it anyway)");
+        std::fprintf(stderr, "qnum-convert: warning: %s%s, converted as --allow-nonfinite says (NaN -> the zero code, "
+                             "+-Inf -> the largest code of its sign; scales from the finite values)\n", where.c_str(), what.c_str());
+      }
+      auto bufs = quantize_source(o, where, data, t, p, on_gpu);
+      if (on_gpu && t.shape[0] > 0 && t.shape[1] > 0 && gpu_checked.insert({t.dtype, t.shape[0], t.shape[1]}).second) {
+        const std::string diff = cpu_disagrees(o, where, data, t, p, bufs);
+        if (!diff.empty()) fail(diff);
+      }
+      for (auto& b : bufs) write_all(out, b.data(), b.size(), path.string());
+      prog.step(t.name, std::string("-> ") + format_name(o.format), t.end - t.begin);
+    }
+    f.release(t);
+  }
+  if (std::fflush(out) != 0 || fsync(fileno(out)) != 0) fail(path.string() + ": write failed");
+}
+
 int run(const options& o) {
+  // 1. Validate every input before anything is quantized or written: the shards' headers, the index against
+  //    them, config.json, the model type, the plan of every tensor, the output directory.
   std::vector<std::string> files;
   std::string err;
   if (!qconv::list_checkpoint(o.in, files, err)) fail(err);
-  // 1. Open and validate every input, plan every output, before writing anything.
   std::vector<std::unique_ptr<safetensors_file>> inputs;
-  std::vector<std::vector<source_plan>> plans;
-  progress prog;
-  json ignore = json::array();
   for (auto& path : files) {
     auto f = std::make_unique<safetensors_file>();
     if (!f->open(path, err)) fail(err);
+    inputs.push_back(std::move(f));
+  }
+  check_index(o, inputs);
+  json cfg = read_config(o);
+  refuse_conv1d(cfg);
+  std::vector<std::vector<source_plan>> plans;
+  progress prog;
+  json ignore = json::array();
+  bool has_lm_head = false;
+  std::size_t quantized = 0;
+  for (auto& f : inputs) {
     std::vector<source_plan> ps;
     for (auto& t : f->tensors()) {
       ps.push_back(plan_source(o, *f, t));
       ++prog.total_tensors;
       prog.total_bytes += t.end - t.begin;
-      if (!ps.back().quantize && t.shape.size() == 2 && t.name.size() > 7 && t.name.compare(t.name.size() - 7, 7, ".weight") == 0)
-        ignore.push_back(module_of(t.name));
+      quantized += ps.back().quantize;
+      if (t.name == "lm_head.weight" || ends_with(t.name, ".lm_head.weight")) has_lm_head = true;
+      if (!ps.back().quantize && linear_like(t)) ignore.push_back(module_of(t.name));
     }
-    inputs.push_back(std::move(f));
     plans.push_back(std::move(ps));
   }
-  const bool on_gpu = use_gpu(o);
-  // The GPU path's self-check: the first tensor of each (dtype, shape) is also quantized on the CPU (the shape
-  // picks the kernel), and a single differing byte stops the run.
-  std::set<std::tuple<std::string, std::int64_t, std::int64_t>> gpu_checked;
-  fs::create_directories(o.out);
+  if (quantized == 0)
+    fail("no tensor selected for quantization (the default selection" + std::string(o.include.empty() ? "" : ", --include") +
+         (o.exclude.empty() ? "" : " and --exclude") + " left none): the output would not be quantized");
+  if (!has_lm_head && lm_head_tied(cfg)) ignore.push_back("lm_head");  // built by the engine, tied to the embeddings
+
+  fs::path out = fs::absolute(o.out).lexically_normal();
+  if (out.filename().empty()) out = out.parent_path();
+  const fs::path in_abs = fs::absolute(o.in).lexically_normal();
   const bool from_dir = fs::is_directory(o.in);
-  std::vector<std::pair<std::string, std::string>> renames;  // tmp -> final
-  auto cleanup = [&] {
-    std::error_code ec;
-    for (auto& r : renames) fs::remove(r.first, ec);
-  };
+  if (from_dir) {
+    const auto rel = out.lexically_relative(fs::weakly_canonical(in_abs));
+    const auto rel2 = fs::weakly_canonical(out).lexically_relative(fs::weakly_canonical(in_abs));
+    for (auto& r : {rel, rel2})
+      if (!r.empty() && *r.begin() != "..") fail(out.string() + ": the output directory is inside the input directory");
+  }
+  clean_leftovers(out);
+  if (fs::exists(out)) {
+    if (!fs::is_directory(out)) fail(out.string() + ": exists and is not a directory");
+    if (!fs::is_empty(out) && !o.overwrite)
+      fail(out.string() + ": the output directory is not empty (--overwrite replaces it once the new one is complete)");
+  }
+  const bool on_gpu = use_gpu(o);
+
+  // 2. Build the whole output in .NAME.qnum-tmp.PID beside the target; any failure removes it.
+  const fs::path tmp = out.parent_path() / (work_prefix(out) + "tmp." + std::to_string(getpid()));
+  fs::create_directories(out.parent_path());
+  fs::create_directory(tmp);
   try {
-    json weight_map = json::object();
-    std::uint64_t total_size = 0;
+    // The GPU path's self-check: the first tensor of each (dtype, shape) is also quantized on the CPU (the shape
+    // picks the kernel), and a single differing byte stops the run.
+    std::set<std::tuple<std::string, std::int64_t, std::int64_t>> gpu_checked;
     prog.tty = isatty(2) != 0;
     prog.enabled = o.progress;
-    // 2. Shards.
+    json weight_map = json::object();
+    std::uint64_t total_size = 0;
     for (std::size_t fi = 0; fi < inputs.size(); ++fi) {
-      const safetensors_file& f = *inputs[fi];
-      const fs::path final_path = fs::path(o.out) / fs::path(f.path()).filename();
-      const std::string tmp = tmp_name(final_path);
-      renames.push_back({tmp, final_path.string()});
-      json header = json::object();
-      header["__metadata__"] = f.metadata().is_object() ? f.metadata() : json{{"format", "pt"}};
-      std::uint64_t off = 0;
+      const std::string fn = fs::path(inputs[fi]->path()).filename().string();
+      write_shard(o, *inputs[fi], plans[fi], tmp / fn, on_gpu, prog, gpu_checked);
       for (auto& p : plans[fi])
         for (auto& ot : p.outs) {
-          header[ot.name] = {{"dtype", ot.dtype}, {"shape", ot.shape}, {"data_offsets", {off, off + ot.bytes}}};
-          weight_map[ot.name] = final_path.filename().string();
-          off += ot.bytes;
+          weight_map[ot.name] = fn;
           total_size += ot.bytes;
         }
-      std::string hs = header.dump();
-      while (hs.size() % 8 != 0) hs += ' ';
-      std::FILE* out = std::fopen(tmp.c_str(), "wb");
-      if (out == nullptr) fail(tmp + ": cannot create");
-      std::unique_ptr<std::FILE, int (*)(std::FILE*)> guard(out, &std::fclose);
-      std::uint8_t len[8];
-      for (int i = 0; i < 8; ++i) len[i] = static_cast<std::uint8_t>(std::uint64_t(hs.size()) >> (8 * i));
-      write_all(out, len, 8, tmp);
-      write_all(out, hs.data(), hs.size(), tmp);
-      for (auto& p : plans[fi]) {
-        const tensor_info& t = *p.src;
-        const std::uint8_t* data = f.data(t);
-        if (!p.quantize) {
-          write_all(out, data, t.end - t.begin, tmp);
-          prog.step(t.name, "copied", t.end - t.begin);
-        } else {
-          const std::string where = f.path() + ": tensor '" + t.name + "': ";
-          auto bufs = quantize_source(o, where, data, t, p, on_gpu);
-          if (on_gpu && t.shape[0] > 0 && t.shape[1] > 0 && gpu_checked.insert({t.dtype, t.shape[0], t.shape[1]}).second) {
-            const std::string diff = cpu_disagrees(o, where, data, t, p, bufs);
-            if (!diff.empty()) fail(diff);
-          }
-          for (auto& b : bufs) write_all(out, b.data(), b.size(), tmp);
-          prog.step(t.name, std::string("-> ") + format_name(o.format), t.end - t.begin);
-        }
-        f.release(t);
-      }
-      if (std::fflush(out) != 0 || fsync(fileno(out)) != 0) fail(tmp + ": write failed");
     }
-    // 3. config.json, index, other files.
-    json cfg = json::object();
-    const fs::path in_cfg = from_dir ? fs::path(o.in) / "config.json" : fs::path(o.in).parent_path() / "config.json";
-    if (fs::exists(in_cfg)) {
-      std::ifstream cf(in_cfg);
-      try {
-        cfg = json::parse(cf);
-      } catch (const std::exception& e) {
-        fail(in_cfg.string() + ": corrupt JSON: " + e.what());
-      }
-    }
-    if (o.format == out_format::w4a16) {
-      json w = {{"num_bits", 4}, {"type", "int"}, {"symmetric", !o.asym}, {"group_size", o.group}, {"strategy", "group"},
-                {"block_structure", nullptr}, {"dynamic", false}, {"actorder", nullptr}, {"observer", "minmax"},
-                {"observer_kwargs", json::object()}};
-      cfg["quantization_config"] = {
-          {"quant_method", "compressed-tensors"},
-          {"format", "pack-quantized"},
-          {"quantization_status", "compressed"},
-          {"config_groups", {{"group_0", {{"targets", {"Linear"}}, {"weights", w}, {"input_activations", nullptr},
-                                          {"output_activations", nullptr}, {"format", "pack-quantized"}}}}},
-          {"ignore", ignore}};
-    } else if (o.format == out_format::nvfp4 || o.format == out_format::mxfp4) {
-      // compressed-tensors QuantizationConfig of its NVFP4A16 / MXFP4A16 preset schemes (weight-only), as
-      // QuantizationConfig.model_dump() writes it (tests/data/convert/golden_nvfp4_config.json, golden_mxfp4_config.json).
-      const bool nv = o.format == out_format::nvfp4;
-      json w = {{"num_bits", 4}, {"type", "float"}, {"symmetric", true}, {"group_size", nv ? 16 : 32},
-                {"strategy", nv ? "tensor_group" : "group"}, {"dynamic", false},
-                {"scale_dtype", nv ? "torch.float8_e4m3fn" : "torch.uint8"}};
-      cfg["quantization_config"] = {
-          {"config_groups", {{"group_0", {{"targets", {"Linear"}}, {"weights", w}, {"input_activations", nullptr},
-                                          {"output_activations", nullptr}, {"format", nullptr}}}}},
-          {"quant_method", "compressed-tensors"},
-          {"kv_cache_scheme", nullptr},
-          {"format", nv ? "nvfp4-pack-quantized" : "mxfp4-pack-quantized"},
-          {"quantization_status", "compressed"},
-          {"global_compression_ratio", nullptr},
-          {"ignore", ignore},
-          {"moe_sparsity_config", nullptr}};
-    } else if (o.format == out_format::fp8_channel || o.format == out_format::fp8_tensor) {
-      // compressed-tensors QuantizationConfig of its FP8_DYNAMIC preset scheme (weights per tensor for fp8-tensor), as
-      // QuantizationConfig.model_dump() writes it (tests/data/convert/golden_fp8_*_config.json).
-      const bool ch = o.format == out_format::fp8_channel;
-      json w = {{"num_bits", 8}, {"type", "float"}, {"symmetric", true}, {"group_size", nullptr},
-                {"strategy", ch ? "channel" : "tensor"}, {"dynamic", false}};
-      // Activations: dynamic per token for both (a static per-tensor input scale would need calibration data).
-      json a = {{"num_bits", 8}, {"type", "float"}, {"symmetric", true}, {"group_size", nullptr}, {"strategy", "token"}, {"dynamic", true}};
-      cfg["quantization_config"] = {
-          {"config_groups", {{"group_0", {{"targets", {"Linear"}}, {"weights", w}, {"input_activations", a},
-                                          {"output_activations", nullptr}, {"format", nullptr}}}}},
-          {"quant_method", "compressed-tensors"},
-          {"kv_cache_scheme", nullptr},
-          {"format", "float-quantized"},
-          {"quantization_status", "compressed"},
-          {"global_compression_ratio", nullptr},
-          {"ignore", ignore},
-          {"moe_sparsity_config", nullptr}};
-    } else {
-      cfg["quantization_config"] = {{"quant_method", "fp8"}, {"fmt", "e4m3"}, {"activation_scheme", "dynamic"},
-                                    {"weight_block_size", {128, 128}}};
-    }
-    const fs::path out_cfg = fs::path(o.out) / "config.json";
-    renames.push_back({tmp_name(out_cfg), out_cfg.string()});
-    write_text(renames.back().first, cfg.dump(2) + "\n");
+    cfg["quantization_config"] = quantization_config(o, ignore);
+    write_text(tmp / "config.json", cfg.dump(2) + "\n");
     if (from_dir && (files.size() > 1 || fs::exists(fs::path(o.in) / "model.safetensors.index.json"))) {
       json idx = {{"metadata", {{"total_size", total_size}}}, {"weight_map", weight_map}};
-      const fs::path out_idx = fs::path(o.out) / "model.safetensors.index.json";
-      renames.push_back({tmp_name(out_idx), out_idx.string()});
-      write_text(renames.back().first, idx.dump(2) + "\n");
+      write_text(tmp / "model.safetensors.index.json", idx.dump(2) + "\n");
     }
-    if (from_dir) {
-      for (auto& e : fs::directory_iterator(o.in)) {
-        const std::string fn = e.path().filename().string();
-        if (!e.is_regular_file() || e.path().extension() == ".safetensors" || fn == "config.json" ||
-            fn == "model.safetensors.index.json" || fn.empty() || fn[0] == '.')
-          continue;
-        const fs::path dst = fs::path(o.out) / fn;
-        renames.push_back({tmp_name(dst), dst.string()});
-        fs::copy_file(e.path(), renames.back().first, fs::copy_options::overwrite_existing);
-      }
-    }
-    // 4. Everything complete: rename into place.
-    for (auto& r : renames) fs::rename(r.first, r.second);
+    if (from_dir) copy_others(o.in, tmp, true);
+    sync_dir(tmp);
+    // 3. Complete: swap it in.
+    swap_in(tmp, out);
   } catch (...) {
-    cleanup();
+    std::error_code ec;
+    fs::remove_all(tmp, ec);
     throw;
   }
-  std::fprintf(stderr, "qnum-convert: wrote %s (%zu tensors, %zu shards)\n", o.out.c_str(), prog.total_tensors, inputs.size());
+  std::fprintf(stderr, "qnum-convert: wrote %s (%s, %s quantized, %s)\n", out.c_str(), count_of(prog.total_tensors, "tensor").c_str(),
+               std::to_string(quantized).c_str(), count_of(inputs.size(), "shard").c_str());
   return 0;
 }
 
@@ -622,80 +921,75 @@ bool qconv::gpu_quantize(const gpu_tensor&, std::vector<std::vector<std::uint8_t
 int main(int argc, char** argv) {
   options o;
   std::vector<std::string> pos;
+  bool group_given = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        usage();
-        std::exit(2);
-      }
+      if (i + 1 >= argc) usage_error(a + " needs a value");
       return argv[++i];
     };
-    try {
-      if (a == "--format") {
-        const std::string f = next();
-        if (f == "w4a16") o.format = out_format::w4a16;
-        else if (f == "fp8-block") o.format = out_format::fp8_block;
-        else if (f == "fp8-channel") o.format = out_format::fp8_channel;
-        else if (f == "fp8-tensor") o.format = out_format::fp8_tensor;
-        else if (f == "nvfp4") o.format = out_format::nvfp4;
-        else if (f == "mxfp4") o.format = out_format::mxfp4;
-        else {
-          std::fprintf(stderr, "qnum-convert: unknown format '%s'\n", f.c_str());
-          return 2;
-        }
-      } else if (a == "--group") {
-        o.group = std::stoll(next());
-        if (o.group != 32 && o.group != 128) {
-          std::fprintf(stderr, "qnum-convert: --group must be 32 or 128\n");
-          return 2;
-        }
-      } else if (a == "--asym") {
-        o.asym = true;
-      } else if (a == "--include") {
-        o.include.emplace_back(next());
-      } else if (a == "--exclude") {
-        o.exclude.emplace_back(next());
-      } else if (a == "--threads") {
-        o.threads = std::stoi(next());
-      } else if (a == "--device") {
-        const std::string d = next();
-        if (d == "auto") o.device = device_choice::automatic;
-        else if (d == "cpu") o.device = device_choice::cpu;
-        else if (d == "gpu") o.device = device_choice::gpu;
-        else {
-          std::fprintf(stderr, "qnum-convert: --device must be auto, cpu or gpu\n");
-          return 2;
-        }
-      } else if (a == "--device-info") {
-        std::string why, name;
-        const int count = qconv::gpu_devices(why, name);
-        if (count == 0) std::printf("gpu: none (%s)\n", why.c_str());
-        else std::printf("gpu: %s (device 0 of %d)\n", name.c_str(), count);
-        return 0;
-      } else if (a == "--no-progress") {
-        o.progress = false;
-      } else if (a == "-h" || a == "--help") {
-        usage();
-        return 0;
-      } else if (!a.empty() && a[0] == '-') {
-        usage();
-        return 2;
-      } else {
-        pos.push_back(a);
+    if (a == "--format") {
+      const std::string f = next();
+      if (f == "w4a16") o.format = out_format::w4a16;
+      else if (f == "fp8-block") o.format = out_format::fp8_block;
+      else if (f == "fp8-channel") o.format = out_format::fp8_channel;
+      else if (f == "fp8-tensor") o.format = out_format::fp8_tensor;
+      else if (f == "nvfp4") o.format = out_format::nvfp4;
+      else if (f == "mxfp4") o.format = out_format::mxfp4;
+      else usage_error("unknown format '" + f + "' (w4a16, fp8-block, fp8-channel, fp8-tensor, nvfp4 or mxfp4)");
+    } else if (a == "--group") {
+      o.group = parse_int(a, next(), 1, 1 << 20);
+      group_given = true;
+      if (o.group != 32 && o.group != 128) usage_error("--group must be 32 or 128");
+    } else if (a == "--asym") {
+      o.asym = true;
+    } else if (a == "--include" || a == "--exclude") {
+      const std::string re = next();
+      try {
+        (a == "--include" ? o.include : o.exclude).emplace_back(re);
+      } catch (const std::regex_error& e) {
+        usage_error(a + ": bad regular expression '" + re + "': " + e.what());
       }
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "qnum-convert: bad argument for %s: %s\n", a.c_str(), e.what());
-      return 2;
+    } else if (a == "--threads") {
+      o.threads = static_cast<int>(parse_int(a, next(), 1, 4096));
+    } else if (a == "--device") {
+      const std::string d = next();
+      if (d == "auto") o.device = device_choice::automatic;
+      else if (d == "cpu") o.device = device_choice::cpu;
+      else if (d == "gpu") o.device = device_choice::gpu;
+      else usage_error("--device must be auto, cpu or gpu");
+    } else if (a == "--device-info") {
+      std::string why, name;
+      const int count = qconv::gpu_devices(why, name);
+      if (count == 0) std::printf("gpu: none (%s)\n", gpu_reason(why).c_str());
+      else std::printf("gpu: %s (device 0 of %d)\n", name.c_str(), count);
+      return 0;
+    } else if (a == "--overwrite") {
+      o.overwrite = true;
+    } else if (a == "--allow-nonfinite") {
+      o.allow_nonfinite = true;
+    } else if (a == "--no-progress") {
+      o.progress = false;
+    } else if (a == "-h" || a == "--help") {
+      std::fputs(usage_text, stdout);
+      return 0;
+    } else if (a == "--version") {
+      std::printf("qnum-convert %d.%d.%d\n", QNUM_VERSION_MAJOR, QNUM_VERSION_MINOR, QNUM_VERSION_PATCH);
+      return 0;
+    } else if (a.size() > 1 && a[0] == '-') {
+      usage_error("unknown option '" + a + "'");
+    } else {
+      pos.push_back(a);
     }
   }
-  if (pos.size() != 2) {
-    usage();
-    return 2;
-  }
+  if (pos.size() != 2) usage_error("expected INPUT and OUTPUT_DIR, got " + count_of(pos.size(), "path"));
+  // Options a format does not use are errors rather than silently ignored.
+  if (o.format != out_format::w4a16 && (group_given || o.asym))
+    usage_error(std::string(group_given ? "--group" : "--asym") + " applies to w4a16 only, not " + format_name(o.format) +
+                " (whose group is fixed by the format)");
   o.in = pos[0];
   o.out = pos[1];
-  if (o.threads <= 0) o.threads = std::max(1u, std::thread::hardware_concurrency());
+  if (o.threads <= 0) o.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::error_code ec;
   if (fs::exists(o.out, ec) && fs::equivalent(o.in, o.out, ec)) {
     std::fprintf(stderr, "qnum-convert: error: output directory is the input\n");

@@ -5,11 +5,14 @@
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 
@@ -202,6 +205,12 @@ void check_ct_config(const fs::path& out, const std::string& golden_json) {
   const auto& ign = q["ignore"];
   CHECK(std::find(ign.begin(), ign.end(), "lm_head") != ign.end());
   CHECK(std::find(ign.begin(), ign.end(), "model.layers.0.self_attn.o_proj") != ign.end());
+  CHECK(std::find(ign.begin(), ign.end(), "model.embed_tokens") == ign.end());  // not a Linear: never in ignore
+  // What compressed-tensors adds when it compresses: the group's format (model_dump() leaves null) and its version.
+  CHECK(q["version"] == "0.20.0");
+  CHECK(q["config_groups"]["group_0"]["format"] == g["format"]);
+  g["config_groups"]["group_0"]["format"] = g["format"];
+  g["version"] = "0.20.0";
   q.erase("ignore");
   g.erase("ignore");
   CHECK(q.dump() == g.dump());  // same keys, values and order as QuantizationConfig.model_dump()
@@ -485,6 +494,430 @@ TEST_CASE("--device: auto / cpu / gpu; gpu without a GPU fails before writing an
   check_against_golden(out.string(), data_dir + "/golden_fp8_block.safetensors", false);
 }
 
+// ---- a real-model-like checkpoint made by the test: Llama-shaped, tied embeddings, two shards + index ----------
+
+namespace {
+
+struct raw_tensor {
+  std::string name, dtype;
+  std::vector<std::int64_t> shape;
+  std::vector<std::uint8_t> data;
+};
+
+// bf16 bits of x, round to nearest even (inputs are finite).
+std::uint16_t to_bf16(float x) {
+  std::uint32_t u;
+  std::memcpy(&u, &x, 4);
+  return static_cast<std::uint16_t>((u + 0x7FFF + ((u >> 16) & 1)) >> 16);
+}
+
+// A BF16 tensor of small pseudo-random values (a fixed LCG: the same bytes on every run).
+raw_tensor bf16_tensor(const std::string& name, std::vector<std::int64_t> shape, std::uint32_t seed) {
+  raw_tensor t{name, "BF16", shape, {}};
+  std::int64_t n = 1;
+  for (auto d : shape) n *= d;
+  t.data.resize(static_cast<std::size_t>(n) * 2);
+  std::uint32_t s = seed * 2654435761u + 1;
+  for (std::int64_t i = 0; i < n; ++i) {
+    s = s * 1664525u + 1013904223u;
+    const float x = (static_cast<float>(s >> 8) / 16777216.0f - 0.5f) * 0.2f;
+    const std::uint16_t b = to_bf16(x);
+    std::memcpy(t.data.data() + i * 2, &b, 2);
+  }
+  return t;
+}
+
+void write_safetensors(const fs::path& p, const std::vector<raw_tensor>& ts) {
+  json h = json::object();
+  h["__metadata__"] = {{"format", "pt"}};
+  std::uint64_t off = 0;
+  for (auto& t : ts) {
+    h[t.name] = {{"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {off, off + t.data.size()}}};
+    off += t.data.size();
+  }
+  std::string hs = h.dump();
+  while (hs.size() % 8) hs += ' ';
+  std::ofstream f(p, std::ios::binary);
+  const std::uint64_t n = hs.size();
+  for (int i = 0; i < 8; ++i) f.put(static_cast<char>((n >> (8 * i)) & 0xFF));
+  f << hs;
+  for (auto& t : ts) f.write(reinterpret_cast<const char*>(t.data.data()), static_cast<std::streamsize>(t.data.size()));
+}
+
+void write_file(const fs::path& p, const std::string& text) {
+  std::ofstream f(p, std::ios::binary);
+  f << text;
+}
+
+const char* projections[] = {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj",
+                             "mlp.gate_proj",    "mlp.up_proj",      "mlp.down_proj"};
+
+// Llama-shaped (hidden 128, GQA k/v 64, MLP 256, vocab 96, two layers), tie_word_embeddings (no lm_head.weight),
+// one layer per shard, an index, a tokenizer, a generation config and a sentence-transformers style subfolder.
+// `edit` may change tensors before they are written.
+fs::path make_llama(const std::string& name, const std::function<void(std::vector<raw_tensor>&, int)>& edit = {}) {
+  const fs::path d = scratch(name);
+  fs::create_directories(d / "1_Pooling");
+  json weight_map = json::object();
+  std::uint32_t seed = 1;
+  for (int shard = 0; shard < 2; ++shard) {
+    std::vector<raw_tensor> ts;
+    if (shard == 0) ts.push_back(bf16_tensor("model.embed_tokens.weight", {96, 128}, seed++));
+    const std::string l = "model.layers." + std::to_string(shard) + ".";
+    ts.push_back(bf16_tensor(l + "input_layernorm.weight", {128}, seed++));
+    for (const char* p : projections) {
+      const std::string ps = p;
+      const bool kv = ps.find("k_proj") != std::string::npos || ps.find("v_proj") != std::string::npos;
+      const bool up = ps.find("gate_proj") != std::string::npos || ps.find("up_proj") != std::string::npos;
+      const std::vector<std::int64_t> shape = kv ? std::vector<std::int64_t>{64, 128}
+                                              : up ? std::vector<std::int64_t>{256, 128}
+                                              : ps.find("down_proj") != std::string::npos ? std::vector<std::int64_t>{128, 256}
+                                                                                          : std::vector<std::int64_t>{128, 128};
+      ts.push_back(bf16_tensor(l + ps + ".weight", shape, seed++));
+    }
+    ts.push_back(bf16_tensor(l + "post_attention_layernorm.weight", {128}, seed++));
+    if (shard == 1) ts.push_back(bf16_tensor("model.norm.weight", {128}, seed++));
+    if (edit) edit(ts, shard);
+    const std::string fn = "model-0000" + std::to_string(shard + 1) + "-of-00002.safetensors";
+    write_safetensors(d / fn, ts);
+    for (auto& t : ts) weight_map[t.name] = fn;
+  }
+  write_file(d / "model.safetensors.index.json", json{{"metadata", {{"total_size", 0}}}, {"weight_map", weight_map}}.dump(2));
+  write_file(d / "config.json", R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 128,
+    "intermediate_size": 256, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+    "vocab_size": 96, "tie_word_embeddings": true, "torch_dtype": "bfloat16"})");
+  write_file(d / "tokenizer.json", R"({"version": "1.0", "model": {"type": "BPE"}})");
+  write_file(d / "generation_config.json", R"({"do_sample": false})");
+  write_file(d / "1_Pooling" / "config.json", R"({"word_embedding_dimension": 128, "pooling_mode_mean_tokens": true})");
+  return d;
+}
+
+// Every file below `dir` (relative path -> bytes).
+std::map<std::string, std::string> tree(const fs::path& dir) {
+  std::map<std::string, std::string> m;
+  for (auto& e : fs::recursive_directory_iterator(dir))
+    if (e.is_regular_file()) m[fs::relative(e.path(), dir).string()] = read_all(e.path());
+  return m;
+}
+
+// Entries the tool left beside `out` under its working names.
+std::vector<std::string> leftovers(const fs::path& out) {
+  std::vector<std::string> v;
+  for (auto& e : fs::directory_iterator(out.parent_path()))
+    if (e.path().filename().string().rfind("." + out.filename().string() + ".qnum-", 0) == 0) v.push_back(e.path().string());
+  return v;
+}
+
+// Runs qnum-convert with exactly `args` (no defaults added); stdout and stderr separately.
+int run_tool(const std::string& args, std::string& out, std::string& err) {
+  const fs::path of = scratch("stdout.txt"), ef = scratch("stderr2.txt");
+  const int rc = std::system((convert_exe + " " + args + " > " + of.string() + " 2> " + ef.string()).c_str());
+  out = read_all(of);
+  err = read_all(ef);
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+}  // namespace
+
+TEST_CASE("Llama-shaped checkpoint with tied embeddings: layout, ignore list, index, copied files and subfolders") {
+  const fs::path in = make_llama("llama");
+  checkpoint src(in.string());
+  for (const char* f : {"w4a16", "nvfp4", "fp8-channel", "fp8-block"}) {
+    CAPTURE(f);
+    const fs::path out = scratch(std::string("llama_") + f);
+    std::string err;
+    REQUIRE_MESSAGE(convert(std::string("--format ") + f + (std::string(f) == "w4a16" ? " --group 32 " : " ") + in.string() + " " + out.string(), err) == 0, err);
+    CHECK(err.find("1 shard") == std::string::npos);
+    CHECK(err.find("2 shards") != std::string::npos);
+    checkpoint o(out.string());
+    for (int l = 0; l < 2; ++l)
+      for (const char* p : projections) {
+        const std::string m = "model.layers." + std::to_string(l) + "." + p;
+        CAPTURE(m);
+        const auto& s = src.info(m + ".weight").shape;
+        if (std::string(f) == "w4a16") {
+          CHECK(o.t.count(m + ".weight") == 0);
+          CHECK(o.info(m + ".weight_packed").shape == std::vector<std::int64_t>{s[0], s[1] / 8});
+          CHECK(o.info(m + ".weight_scale").shape == std::vector<std::int64_t>{s[0], s[1] / 32});
+          CHECK(o.info(m + ".weight_shape").dtype == "I64");
+        } else if (std::string(f) == "nvfp4") {
+          CHECK(o.info(m + ".weight_packed").shape == std::vector<std::int64_t>{s[0], s[1] / 2});
+          CHECK(o.info(m + ".weight_scale").dtype == "F8_E4M3");
+          CHECK(o.info(m + ".weight_global_scale").shape == std::vector<std::int64_t>{1});
+        } else {
+          CHECK(o.info(m + ".weight").dtype == "F8_E4M3");
+          CHECK(o.info(m + ".weight").shape == s);
+          CHECK(o.t.count(m + (std::string(f) == "fp8-block" ? ".weight_scale_inv" : ".weight_scale")) == 1);
+        }
+      }
+    // Embeddings and norms copied byte for byte; no lm_head anywhere (tied).
+    for (const char* c : {"model.embed_tokens.weight", "model.norm.weight", "model.layers.1.input_layernorm.weight"}) {
+      CAPTURE(c);
+      REQUIRE(o.bytes(c) == src.bytes(c));
+      CHECK(std::memcmp(o.data(c), src.data(c), o.bytes(c)) == 0);
+    }
+    CHECK(o.t.count("lm_head.weight") == 0);
+    // The index: every output tensor in the shard that holds it, and nothing else.
+    json idx = json::parse(read_all(out / "model.safetensors.index.json"));
+    CHECK(idx["weight_map"].size() == o.t.size());
+    for (auto& kv : o.t) CHECK(idx["weight_map"][kv.first] == fs::path(kv.second.first->path()).filename().string());
+    // Other files and the subfolder copied unchanged; nothing else in the output, nothing left beside it.
+    for (const char* c : {"tokenizer.json", "generation_config.json", "1_Pooling/config.json"}) CHECK(read_all(out / c) == read_all(in / c));
+    CHECK(tree(out).size() == 7);
+    CHECK(leftovers(out).empty());
+    json cfg = json::parse(read_all(out / "config.json"));
+    CHECK(cfg["tie_word_embeddings"] == true);
+    const auto& q = cfg["quantization_config"];
+    if (std::string(f) == "fp8-block") {
+      CHECK(q["quant_method"] == "fp8");
+    } else {
+      // The engine builds lm_head (tied): it must be named, and only Linear modules are (not the embeddings).
+      CHECK(q["ignore"] == json::array({"lm_head"}));
+      CHECK(q["version"] == "0.20.0");
+      CHECK(q["config_groups"]["group_0"]["format"] == q["format"]);
+    }
+  }
+  // Without tie_word_embeddings but with a causal-LM architecture the engine still builds lm_head.
+  write_file(in / "config.json", R"({"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2"})");
+  const fs::path out = scratch("llama_arch");
+  std::string err;
+  REQUIRE_MESSAGE(convert("--format fp8-tensor --exclude o_proj " + in.string() + " " + out.string(), err) == 0, err);
+  json ign = json::parse(read_all(out / "config.json"))["quantization_config"]["ignore"];
+  CHECK(ign == json::array({"model.layers.0.self_attn.o_proj", "model.layers.1.self_attn.o_proj", "lm_head"}));
+}
+
+TEST_CASE("output directory: refused when not empty, replaced whole with --overwrite, untouched by a failed run") {
+  const fs::path in = make_llama("ow_in");
+  const fs::path out = scratch("ow_out");
+  std::string err;
+  REQUIRE_MESSAGE(convert("--format w4a16 " + in.string() + " " + out.string(), err) == 0, err);
+  const auto first = tree(out);
+  // A second run into it without --overwrite: refused before anything is done.
+  CHECK(convert("--format fp8-channel " + in.string() + " " + out.string(), err) == 1);
+  CHECK(err.find("not empty") != std::string::npos);
+  CHECK(err.find("--overwrite") != std::string::npos);
+  CHECK(tree(out) == first);
+  // Injected failures with --overwrite: a corrupt config.json (found before quantizing), a NaN in the second
+  // shard (found while quantizing, after the first shard is written): the old output stays as it was.
+  const fs::path bad = make_llama("ow_bad");
+  write_file(bad / "config.json", "{\"architectures\": [");
+  CHECK(convert("--overwrite --format fp8-channel " + bad.string() + " " + out.string(), err) == 1);
+  CHECK(err.find("config.json: corrupt JSON") != std::string::npos);
+  CHECK(tree(out) == first);
+  CHECK(leftovers(out).empty());
+  const fs::path nan = make_llama("ow_nan", [](std::vector<raw_tensor>& ts, int shard) {
+    if (shard == 1) ts[3].data[10 * 2 + 1] = 0x7F, ts[3].data[10 * 2] = 0xC0;  // element 10 of v_proj: bf16 NaN
+  });
+  CHECK(convert("--overwrite --format fp8-channel " + nan.string() + " " + out.string(), err) == 1);
+  CHECK(err.find("model.layers.1.self_attn.v_proj.weight") != std::string::npos);
+  CHECK(tree(out) == first);
+  CHECK(leftovers(out).empty());
+  // The same failures into a new directory leave nothing at all.
+  const fs::path fresh = scratch("ow_fresh");
+  CHECK(convert("--format fp8-channel " + nan.string() + " " + fresh.string(), err) == 1);
+  CHECK(!fs::exists(fresh));
+  CHECK(leftovers(fresh).empty());
+  // --overwrite with a one-file input: the old shards and index are gone, not left beside the new file.
+  REQUIRE_MESSAGE(convert("--overwrite --format fp8-channel " + (in / "model-00001-of-00002.safetensors").string() + " " + out.string(), err) == 0, err);
+  CHECK(err.find("(1 shard") == std::string::npos);
+  CHECK(err.find("1 shard)") != std::string::npos);
+  const auto second = tree(out);
+  CHECK(second.size() == 2);  // the shard and config.json
+  CHECK(second.count("model-00001-of-00002.safetensors") == 1);
+  CHECK(second.count("config.json") == 1);
+  CHECK(leftovers(out).empty());
+  // An empty existing directory is used without --overwrite.
+  const fs::path empty = scratch("ow_empty");
+  fs::create_directories(empty);
+  REQUIRE_MESSAGE(convert("--format nvfp4 " + in.string() + " " + empty.string(), err) == 0, err);
+  CHECK(fs::exists(empty / "model.safetensors.index.json"));
+}
+
+TEST_CASE("leftovers of a killed run are removed; a running conversion's are not") {
+  const fs::path in = make_llama("lo_in");
+  const fs::path out = scratch("lo_out");
+  const pid_t dead = fork();
+  if (dead == 0) _exit(0);
+  int st = 0;
+  waitpid(dead, &st, 0);
+  const fs::path stale = out.parent_path() / (".lo_out.qnum-tmp." + std::to_string(dead));
+  const fs::path stale_old = out.parent_path() / (".lo_out.qnum-old." + std::to_string(dead));
+  const fs::path live = out.parent_path() / (".lo_out.qnum-tmp." + std::to_string(getpid()));
+  for (auto& p : {stale, stale_old, live}) {
+    fs::create_directories(p);
+    write_file(p / "model-00001-of-00002.safetensors", std::string(1000, 'x'));
+  }
+  // An earlier qnum-convert's per-file temporary inside the target counts as a leftover, not as content.
+  fs::create_directories(out);
+  write_file(out / ".model-00001-of-00002.safetensors.qnum-tmp", std::string(1000, 'x'));
+  std::string err;
+  REQUIRE_MESSAGE(convert("--format w4a16 " + in.string() + " " + out.string(), err) == 0, err);
+  CHECK(err.find("left by an earlier run") != std::string::npos);
+  CHECK(!fs::exists(stale));
+  CHECK(!fs::exists(stale_old));
+  CHECK(fs::exists(live));
+  CHECK(!fs::exists(out / ".model-00001-of-00002.safetensors.qnum-tmp"));
+  fs::remove_all(live);
+}
+
+TEST_CASE("index: a missing shard, a shard left out of it, a tensor in the wrong place are errors") {
+  std::string err;
+  {
+    const fs::path in = make_llama("ix_missing");
+    fs::remove(in / "model-00002-of-00002.safetensors");
+    expect_failure("--format w4a16 " + in.string(), scratch("ix_missing_out"), {"model-00002-of-00002.safetensors", "cannot open"});
+  }
+  {
+    const fs::path in = make_llama("ix_dropped");
+    json idx = json::parse(read_all(in / "model.safetensors.index.json"));
+    json wm = json::object();
+    for (auto it = idx["weight_map"].begin(); it != idx["weight_map"].end(); ++it)
+      if (it.value() != "model-00002-of-00002.safetensors") wm[it.key()] = it.value();
+    idx["weight_map"] = wm;
+    write_file(in / "model.safetensors.index.json", idx.dump());
+    expect_failure("--format w4a16 " + in.string(), scratch("ix_dropped_out"), {"model-00002-of-00002.safetensors", "not in the index"});
+  }
+  {
+    const fs::path in = make_llama("ix_unlisted");
+    json idx = json::parse(read_all(in / "model.safetensors.index.json"));
+    idx["weight_map"].erase("model.norm.weight");
+    write_file(in / "model.safetensors.index.json", idx.dump());
+    expect_failure("--format w4a16 " + in.string(), scratch("ix_unlisted_out"), {"'model.norm.weight'", "not in the index"});
+  }
+  {
+    const fs::path in = make_llama("ix_wrong");
+    json idx = json::parse(read_all(in / "model.safetensors.index.json"));
+    idx["weight_map"]["model.norm.weight"] = "model-00001-of-00002.safetensors";
+    write_file(in / "model.safetensors.index.json", idx.dump());
+    expect_failure("--format w4a16 " + in.string(), scratch("ix_wrong_out"), {"'model.norm.weight'", "index names"});
+  }
+  {
+    const fs::path in = make_llama("ix_ghost");
+    json idx = json::parse(read_all(in / "model.safetensors.index.json"));
+    idx["weight_map"]["model.layers.9.mlp.up_proj.weight"] = "model-00002-of-00002.safetensors";
+    write_file(in / "model.safetensors.index.json", idx.dump());
+    expect_failure("--format w4a16 " + in.string(), scratch("ix_ghost_out"), {"'model.layers.9.mlp.up_proj.weight'", "does not hold it"});
+  }
+}
+
+namespace {
+// Sets element i of a BF16 tensor to the bf16 bits b.
+void set_bf16(raw_tensor& t, std::size_t i, std::uint16_t b) { std::memcpy(t.data.data() + 2 * i, &b, 2); }
+}  // namespace
+
+TEST_CASE("non-finite weights: refused by default naming tensor and count; --allow-nonfinite converts with a warning") {
+  // q_proj of layer 0 ([128, 128]): element 0 NaN, 1 +Inf, 2 -Inf (all in row 0, group 0).
+  const fs::path in = make_llama("nf", [](std::vector<raw_tensor>& ts, int shard) {
+    if (shard != 0) return;
+    for (auto& t : ts)
+      if (t.name == "model.layers.0.self_attn.q_proj.weight") {
+        set_bf16(t, 0, 0x7FC0);
+        set_bf16(t, 1, 0x7F80);
+        set_bf16(t, 2, 0xFF80);
+      }
+  });
+  std::string err;
+  for (const char* f : {"w4a16", "fp8-channel", "fp8-block", "nvfp4", "mxfp4"}) {
+    CAPTURE(f);
+    const fs::path out = scratch(std::string("nf_") + f);
+    CHECK(convert(std::string("--format ") + f + " " + in.string() + " " + out.string(), err) == 1);
+    CHECK(err.find("'model.layers.0.self_attn.q_proj.weight'") != std::string::npos);
+    CHECK(err.find("3 non-finite values") != std::string::npos);
+    CHECK(err.find("--allow-nonfinite") != std::string::npos);
+    CHECK(!fs::exists(out));
+    REQUIRE_MESSAGE(convert(std::string("--allow-nonfinite --format ") + f + " " + in.string() + " " + out.string(), err) == 0, err);
+    CHECK(err.find("warning: ") != std::string::npos);
+    CHECK(err.find("'model.layers.0.self_attn.q_proj.weight'") != std::string::npos);
+    checkpoint o(out.string());
+    const std::string m = "model.layers.0.self_attn.q_proj";
+    // The documented codes: NaN -> the zero code (int) / the format's NaN code (FP8) / +6 (E2M1, no NaN);
+    // +-Inf -> the largest code of its sign. Scales come from the finite values only.
+    if (std::string(f) == "w4a16") {
+      const std::uint32_t w = *reinterpret_cast<const std::uint32_t*>(o.data(m + ".weight_packed"));
+      // pack-quantized stores q + 8 in each nibble.
+      CHECK((w & 0xF) == 0x8);         // NaN: 0
+      CHECK(((w >> 4) & 0xF) == 0xF);  // +Inf: +7
+      CHECK(((w >> 8) & 0xF) == 0x0);  // -Inf: -8
+    } else if (std::string(f).rfind("fp8", 0) == 0) {
+      const std::uint8_t* c = o.data(m + ".weight");
+      CHECK(c[0] == 0x7F);  // NaN
+      CHECK(c[1] == 0x7E);  // +448
+      CHECK(c[2] == 0xFE);  // -448
+      float s;
+      std::memcpy(&s, o.data(m + (std::string(f) == "fp8-block" ? ".weight_scale_inv" : ".weight_scale")), 4);
+      CHECK(std::isfinite(s));
+      CHECK(s > 0.0f);
+    } else {
+      const std::uint8_t* c = o.data(m + ".weight_packed");
+      CHECK((c[0] & 0xF) == 0x7);  // NaN: +6
+      CHECK((c[0] >> 4) == 0x7);   // +Inf: +6
+      CHECK((c[1] & 0xF) == 0xF);  // -Inf: -6
+    }
+  }
+}
+
+TEST_CASE("command line: --help, --version, unknown options, strict integers, options a format ignores, empty selection") {
+  std::string out, err;
+  CHECK(run_tool("--help", out, err) == 0);
+  CHECK(out.find("usage: qnum-convert") != std::string::npos);
+  CHECK(out.find("--overwrite") != std::string::npos);
+  CHECK(err.empty());
+  CHECK(run_tool("--version", out, err) == 0);
+  CHECK(out.rfind("qnum-convert ", 0) == 0);
+  const fs::path in = make_llama("cli");
+  const std::string io = " " + in.string() + " " + scratch("cli_out").string();
+  struct bad_case {
+    const char* args;
+    const char* says;
+  };
+  for (const bad_case& c : {bad_case{"--frobnicate", "unknown option '--frobnicate'"},
+                            bad_case{"--group 128abc", "--group: '128abc' is not an integer"},
+                            bad_case{"--group 64", "--group must be 32 or 128"},
+                            bad_case{"--threads -3", "--threads: '-3' is not an integer"},
+                            bad_case{"--threads 0", "--threads: '0'"},
+                            bad_case{"--threads ''", "--threads: '' is not an integer"},
+                            bad_case{"--format fp8-channel --group 32", "--group applies to w4a16 only"},
+                            bad_case{"--format nvfp4 --asym", "--asym applies to w4a16 only"},
+                            bad_case{"--format int3", "unknown format 'int3'"},
+                            bad_case{"--include '('", "bad regular expression"}}) {
+    CAPTURE(c.args);
+    CHECK(run_tool(std::string("--no-progress ") + c.args + io, out, err) == 2);
+    CHECK(err.find(c.says) != std::string::npos);
+    CHECK(err.find("--help") != std::string::npos);
+  }
+  CHECK(run_tool("--format w4a16 " + in.string(), out, err) == 2);
+  CHECK(err.find("expected INPUT and OUTPUT_DIR, got 1 path") != std::string::npos);
+  // --exclude that leaves nothing to quantize: an error, not an unquantized "quantized" checkpoint.
+  const fs::path none = scratch("cli_none");
+  CHECK(convert("--format w4a16 --exclude '.*' " + in.string() + " " + none.string(), err) == 1);
+  CHECK(err.find("no tensor selected for quantization") != std::string::npos);
+  CHECK(!fs::exists(none));
+  // The output inside the input would copy itself: refused.
+  CHECK(convert("--format w4a16 " + in.string() + " " + (in / "w4a16").string(), err) == 1);
+  CHECK(err.find("inside the input directory") != std::string::npos);
+  CHECK(!fs::exists(in / "w4a16"));
+  // One thread: "1 thread" (the CPU fallback line of --device auto, only where there is no GPU).
+  if (device_info().rfind("gpu: none", 0) == 0) {
+    const fs::path one = scratch("cli_one");
+    REQUIRE_MESSAGE(run_tool("--no-progress --device auto --threads 1 --format w4a16" + std::string(" ") + in.string() + " " + one.string(), out, err) == 0, err);
+    CHECK(err.find("on the CPU, 1 thread (") != std::string::npos);
+  }
+  // Progress lines carry an ETA.
+  const fs::path prog = scratch("cli_prog");
+  REQUIRE_MESSAGE(run_tool(device_arg + " --format w4a16 " + in.string() + " " + prog.string(), out, err) == 0, err);
+  CHECK(err.find("ETA ") != std::string::npos);
+}
+
+TEST_CASE("GPT-2 style Conv1D models ([in, out] weights) are refused with a clear message") {
+  const fs::path in = make_llama("gpt2");
+  for (const char* cfg : {R"({"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2"})", R"({"model_type": "gpt2"})",
+                          R"({"architectures": ["GPT2LMHeadModel"]})"}) {
+    CAPTURE(cfg);
+    write_file(in / "config.json", cfg);
+    expect_failure("--format w4a16 " + in.string(), scratch("gpt2_out"), {"Conv1D", "[in_features, out_features]", "not supported"});
+  }
+}
+
 int main(int argc, char** argv) {
   std::vector<char*> args;
   for (int i = 0; i < argc; ++i) {
@@ -499,5 +932,8 @@ int main(int argc, char** argv) {
     }
   }
   doctest::Context ctx(static_cast<int>(args.size()), args.data());
-  return ctx.run();
+  const int rc = ctx.run();
+  std::error_code ec;
+  if (rc == 0) fs::remove_all(scratch("x").parent_path(), ec);  // keep the scratch files of a failing run only
+  return rc;
 }
