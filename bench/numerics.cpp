@@ -128,17 +128,17 @@ template <class F>
 result measure(const std::string& fmt, const gran& gr, const qnum::scheme<F>& s, const dataset& d, bool two_level) {
   using namespace qnum;
   const std::int64_t n = d.rows * d.cols;
-  detail::grid g;
-  if (detail::make_grid(d.rows, d.cols, gr.g, g) != status::ok) { std::fprintf(stderr, "bad grid\n"); std::exit(2); }
+  const scale_extent g = scale_shape(d.rows, d.cols, gr.g);
+  if (g.rows == 0 && n > 0) { std::fprintf(stderr, "bad grid\n"); std::exit(2); }
   const int sb = scale_bytes(s.store);
   const bool asym = s.kind == scheme_kind::asymmetric;
   std::vector<std::uint8_t> codes(static_cast<std::size_t>(n)), codes2;
-  std::vector<std::uint8_t> scales(static_cast<std::size_t>(g.nr * g.nc * sb));
-  std::vector<std::int32_t> zeros(static_cast<std::size_t>(g.nr * g.nc));
+  std::vector<std::uint8_t> scales(static_cast<std::size_t>(g.rows * g.cols * sb));
+  std::vector<std::int32_t> zeros(static_cast<std::size_t>(g.rows * g.cols));
   std::vector<float> deq(static_cast<std::size_t>(n)), fq(static_cast<std::size_t>(n)), deq2(static_cast<std::size_t>(n));
-  const scale_view sv{scales.data(), g.nr, g.nc, g.nc, sb};
-  const matrix_view<std::int32_t> zv{zeros.data(), g.nr, g.nc, g.nc, tensor_type::fp32};
-  const matrix_view<const std::int32_t> zcv{zeros.data(), g.nr, g.nc, g.nc, tensor_type::fp32};
+  const scale_view sv{scales.data(), g.rows, g.cols, g.cols, sb};
+  const matrix_view<std::int32_t> zv{zeros.data(), g.rows, g.cols, g.cols, tensor_type::fp32};
+  const matrix_view<const std::int32_t> zcv{zeros.data(), g.rows, g.cols, g.cols, tensor_type::fp32};
   const auto in = view<const float>(d.x.data(), d.rows, d.cols);
   float outer = 0.0f;
   if (two_level) {

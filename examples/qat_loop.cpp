@@ -28,8 +28,8 @@ struct mlp {
 // Forward in a fixed order, every product and sum rounded separately (no FMA), so two calls with the
 // same weights give the same bits whatever the compiler does. h (optional) receives the pre-activations.
 void forward(const mlp& m, const float* x, float* y, float* pre = nullptr) {
-  using qnum::detail::add_rn;
-  using qnum::detail::mul_rn;
+  using qnum::add_rn;
+  using qnum::mul_rn;
   float h[hid];
   for (int j = 0; j < hid; ++j) {
     float a = 0.0f;

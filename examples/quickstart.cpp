@@ -12,13 +12,13 @@ constexpr std::int64_t rows = 4, cols = 256;
 
 template <class F>
 bool run(const char* name, const qnum::scheme<F>& s, qnum::group_shape g, const std::vector<float>& x) {
-  const std::int64_t gr = g.rows == 0 ? rows : g.rows, gc = g.cols == 0 ? cols : g.cols;
-  const std::int64_t nr = (rows + gr - 1) / gr, nc = (cols + gc - 1) / gc;
+  const qnum::scale_extent e = qnum::scale_shape(rows, cols, g);  // the scale buffer: [groups down, groups across]
+  const std::int64_t nr = e.rows, nc = e.cols;
   std::vector<std::uint8_t> codes(rows * cols), scales(nr * nc * qnum::scale_bytes(s.store));
   const qnum::scale_view sv{scales.data(), nr, nc, nc, qnum::scale_bytes(s.store)};
   std::vector<float> deq(rows * cols), fq(rows * cols);
   bool ok = qnum::quantize(s, qnum::view(x.data(), rows, cols), g, qnum::view(codes.data(), rows, cols), sv) == qnum::status::ok;
-  ok &= qnum::dequantize(s, qnum::view<const std::uint8_t>(codes.data(), rows, cols), g, sv, {}, qnum::view(deq.data(), rows, cols)) == qnum::status::ok;
+  ok &= qnum::dequantize(s, qnum::view(codes.data(), rows, cols), g, sv, qnum::view(deq.data(), rows, cols)) == qnum::status::ok;
   ok &= qnum::fake_quantize(s, qnum::view(x.data(), rows, cols), g, qnum::view(fq.data(), rows, cols)) == qnum::status::ok;
   ok &= std::memcmp(deq.data(), fq.data(), deq.size() * sizeof(float)) == 0;  // bit for bit
   std::size_t packed_bytes = codes.size();  // FP8: one byte per code, nothing to pack

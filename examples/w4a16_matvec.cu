@@ -18,7 +18,7 @@ constexpr int words_per_row = k_in / 8, groups_per_row = k_in / group;
 static_assert(k_in % group == 0 && group % 8 == 0, "a packed word never straddles two groups");
 
 // y[n] = sum_k dequant(W[n, k]) * x[k], one thread per output row, k ascending, every product and sum
-// rounded to fp32 separately (qnum::detail::mul_rn/add_rn: no FMA), so the host can reproduce it exactly.
+// rounded to fp32 separately (qnum::mul_rn/add_rn: no FMA), so the host can reproduce it exactly.
 __global__ void w4a16_matvec(const std::uint32_t* weight_packed, const float* weight_scale,
                              const std::uint16_t* x_bf16, float* y) {
   const int n = blockIdx.x * blockDim.x + threadIdx.x;
@@ -29,7 +29,7 @@ __global__ void w4a16_matvec(const std::uint32_t* weight_packed, const float* we
     // Codes are offset-binary (q + 8): zero = 8 recovers q; w[i] = float(q) * scale (one fp32 multiply).
     qnum::dequantize_int4_word(weight_packed[n * words_per_row + j], weight_scale[n * groups_per_row + j * 8 / group], 8, w);
     for (int i = 0; i < 8; ++i)
-      acc = qnum::detail::add_rn(acc, qnum::detail::mul_rn(w[i], qnum::from_bf16(x_bf16[j * 8 + i])));
+      acc = qnum::add_rn(acc, qnum::mul_rn(w[i], qnum::from_bf16(x_bf16[j * 8 + i])));
   }
   y[n] = acc;
 }
@@ -75,7 +75,7 @@ int main() {
   for (int n = 0; n < n_out; ++n) {
     float acc = 0.0f;
     for (int k = 0; k < k_in; ++k)
-      acc = qnum::detail::add_rn(acc, qnum::detail::mul_rn(wdq[n * k_in + k], qnum::from_bf16(x[k])));
+      acc = qnum::add_rn(acc, qnum::mul_rn(wdq[n * k_in + k], qnum::from_bf16(x[k])));
     ref[n] = acc;
   }
 

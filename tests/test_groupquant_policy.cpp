@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -550,4 +551,53 @@ TEST_CASE("device fast statistics (fmin/fmax chains) give accumulate()'s group p
   CHECK(fast_stats_mismatches(p::mxfp4, 17) == 0);
   CHECK(fast_stats_mismatches(p::nvfp4, 18) == 0);
   CHECK(fast_stats_mismatches(p::ct_fp4, 19) == 0);
+}
+
+TEST_CASE("conveniences: mutable input views, dequantize without zero points, fake_quantize with an outer scale") {
+  const std::int64_t R = 6, C = 70;
+  auto x = adversarial(R * C, 99);
+  for (auto& v : x)
+    if (!std::isfinite(v) || std::fabs(v) > 1e30f) v = 1.5f;
+  const auto s = qnum::presets::int8_sym;
+  const qnum::scale_extent e = qnum::scale_shape(R, C, qnum::group_size(32));
+  CHECK(e.rows == R);
+  CHECK(e.cols == 3);
+  std::vector<std::uint8_t> c1(x.size()), c2(x.size());
+  std::vector<float> s1(static_cast<std::size_t>(e.rows * e.cols)), s2(s1.size());
+  // A view of mutable floats goes straight in; the same bits as the const view.
+  REQUIRE(qnum::quantize(s, qnum::view(x.data(), R, C), qnum::group_size(32), qnum::view(c1.data(), R, C),
+                         qnum::scales_of(s1.data(), e.rows, e.cols)) == qnum::status::ok);
+  REQUIRE(qnum::quantize(s, qnum::view<const float>(x.data(), R, C), qnum::group_size(32), qnum::view(c2.data(), R, C),
+                         qnum::scales_of(s2.data(), e.rows, e.cols)) == qnum::status::ok);
+  CHECK(c1 == c2);
+  CHECK(std::memcmp(s1.data(), s2.data(), s1.size() * 4) == 0);
+  // dequantize without zero points == with an empty zero view; the codes view may be mutable too.
+  std::vector<float> d1(x.size()), d2(x.size());
+  REQUIRE(qnum::dequantize(s, qnum::view(c1.data(), R, C), qnum::group_size(32), qnum::scales_of(s1.data(), e.rows, e.cols),
+                           qnum::view(d1.data(), R, C)) == qnum::status::ok);
+  REQUIRE(qnum::dequantize(s, qnum::view<const std::uint8_t>(c1.data(), R, C), qnum::group_size(32),
+                           qnum::scales_of(s1.data(), e.rows, e.cols), {}, qnum::view(d2.data(), R, C)) == qnum::status::ok);
+  CHECK(std::memcmp(d1.data(), d2.data(), d1.size() * 4) == 0);
+  // An asymmetric scheme without zero points is refused, not read from null.
+  CHECK(qnum::dequantize(qnum::presets::torchao_uint8_asym, qnum::view(c1.data(), R, C), qnum::group_size(32),
+                         qnum::scales_of(s1.data(), e.rows, e.cols), qnum::view(d1.data(), R, C)) == qnum::status::null_pointer);
+  // fake_quantize with an outer scale, no rounding argument; and decode_scale gives dequantize's scale.
+  const auto nv = qnum::presets::nvfp4;
+  std::vector<float> f1(x.size()), f2(x.size());
+  REQUIRE(qnum::fake_quantize(nv, qnum::view(x.data(), R, C), qnum::group_size(16), qnum::view(f1.data(), R, C), 0.25f) == qnum::status::ok);
+  REQUIRE(qnum::fake_quantize(nv, qnum::view<const float>(x.data(), R, C), qnum::group_size(16), qnum::view(f2.data(), R, C),
+                              qnum::nearest(), 0.25f) == qnum::status::ok);
+  CHECK(std::memcmp(f1.data(), f2.data(), f1.size() * 4) == 0);
+  for (std::uint32_t code : {0u, 1u, 0x38u, 0x7Eu}) {
+    const qnum::group_params p = qnum::decode_scale(nv, code, 0, 0.25f);
+    CHECK(qtest::bits(p.scale) == qtest::bits(qnum::mul_rn(qnum::decode<qnum::ue4m3>(code), 0.25f)));
+  }
+  // scale_shape: whole extents, tails, 2-D blocks, empty and invalid shapes.
+  CHECK(qnum::scale_shape(5, 77, qnum::per_row()).rows == 5);
+  CHECK(qnum::scale_shape(5, 77, qnum::per_row()).cols == 1);
+  CHECK(qnum::scale_shape(5, 77, qnum::per_tensor()).rows == 1);
+  CHECK(qnum::scale_shape(130, 260, qnum::block(128, 128)).rows == 2);
+  CHECK(qnum::scale_shape(130, 260, qnum::block(128, 128)).cols == 3);
+  CHECK(qnum::scale_shape(0, 64, qnum::group_size(32)).rows == 0);
+  CHECK(qnum::scale_shape(4, 64, qnum::group_size(-1)).cols == 0);
 }

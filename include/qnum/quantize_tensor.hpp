@@ -61,6 +61,9 @@ struct matrix_view {
   T* data = nullptr;
   std::int64_t rows = 0, cols = 0, row_stride = 0;
   tensor_type type = tensor_type::fp32;  // meaning of 16-bit elements
+  // A view of mutable elements converts to the read-only view the entry points take.
+  template <class U = T, std::enable_if_t<!std::is_const<U>::value, int> = 0>
+  constexpr operator matrix_view<const U>() const { return {data, rows, cols, row_stride, type}; }
 };
 template <class T>
 constexpr matrix_view<T> view(T* data, std::int64_t rows, std::int64_t cols, std::int64_t row_stride = -1,
@@ -93,6 +96,18 @@ constexpr group_shape per_row() { return {1, 0}; }
 constexpr group_shape per_tensor() { return {0, 0}; }
 constexpr group_shape block(std::int64_t r, std::int64_t c) { return {r, c}; }
 
+// The number of groups down and across a rows x cols tensor: the shape of its scale (and zero-point)
+// buffer. A negative extent or group dimension gives {0, 0} (quantize reports it as a bad shape / group size).
+struct scale_extent {
+  std::int64_t rows = 0, cols = 0;
+};
+QNUM_HD constexpr scale_extent scale_shape(std::int64_t rows, std::int64_t cols, group_shape g) {
+  if (rows < 0 || cols < 0 || g.rows < 0 || g.cols < 0) return {};
+  const std::int64_t gr = g.rows == 0 ? (rows > 0 ? rows : 1) : g.rows;
+  const std::int64_t gc = g.cols == 0 ? (cols > 0 ? cols : 1) : g.cols;
+  return {(rows + gr - 1) / gr, (cols + gc - 1) / gc};
+}
+
 enum class rounding_mode : int { nearest_even, stochastic };
 struct rounding {
   rounding_mode mode = rounding_mode::nearest_even;
@@ -121,8 +136,9 @@ inline status make_grid(std::int64_t rows, std::int64_t cols, group_shape g, gri
   if (g.rows < 0 || g.cols < 0) return status::bad_group_size;
   out.gr = g.rows == 0 ? (rows > 0 ? rows : 1) : g.rows;
   out.gc = g.cols == 0 ? (cols > 0 ? cols : 1) : g.cols;
-  out.nr = (rows + out.gr - 1) / out.gr;
-  out.nc = (cols + out.gc - 1) / out.gc;
+  const scale_extent e = scale_shape(rows, cols, g);
+  out.nr = e.rows;
+  out.nc = e.cols;
   return status::ok;
 }
 
@@ -427,6 +443,43 @@ template <class F, class T, class U>
 status fake_quantize(const scheme<F>& s, matrix_view<const T> in, group_shape groups, matrix_view<U> out,
                      rounding rd = {}, float outer_scale = 0.0f) {
   return fake_quantize(as_holder(s), in, groups, out, rd, outer_scale);
+}
+
+// Conveniences over the entry points above (the same functions, fewer arguments to spell):
+//  - an input view of mutable elements (matrix_view<float>, matrix_view<std::uint16_t>) is read as const;
+//  - dequantize without zero points (symmetric schemes; an asymmetric one reports null_pointer);
+//  - fake_quantize with an outer (per-tensor) scale and nearest-even rounding.
+template <class S, class T, std::enable_if_t<!std::is_const<T>::value, int> = 0>
+status compute_scales(const S& s, matrix_view<T> in, group_shape groups, scale_view scales,
+                      matrix_view<std::int32_t> zeros = {}, float outer_scale = 0.0f) {
+  return compute_scales(s, matrix_view<const T>(in), groups, scales, zeros, outer_scale);
+}
+template <class S, class T, std::enable_if_t<!std::is_const<T>::value, int> = 0>
+status quantize(const S& s, matrix_view<T> in, group_shape groups, matrix_view<std::uint8_t> codes, scale_view scales,
+                matrix_view<std::int32_t> zeros = {}, rounding rd = {}, float outer_scale = 0.0f) {
+  return quantize(s, matrix_view<const T>(in), groups, codes, scales, zeros, rd, outer_scale);
+}
+template <class S, class T, class U, std::enable_if_t<!std::is_const<T>::value, int> = 0>
+status fake_quantize(const S& s, matrix_view<T> in, group_shape groups, matrix_view<U> out, rounding rd = {},
+                     float outer_scale = 0.0f) {
+  return fake_quantize(s, matrix_view<const T>(in), groups, out, rd, outer_scale);
+}
+template <class S, class T, class U>
+status fake_quantize(const S& s, matrix_view<T> in, group_shape groups, matrix_view<U> out, float outer_scale) {
+  return fake_quantize(s, matrix_view<const T>(in), groups, out, nearest(), outer_scale);
+}
+template <class S, class T, std::enable_if_t<!std::is_const<T>::value, int> = 0>
+status dequantize(const S& s, matrix_view<const std::uint8_t> codes, group_shape groups, scale_view scales,
+                  matrix_view<T> out, float outer_scale = 0.0f) {
+  return dequantize(s, codes, groups, scales, matrix_view<const std::int32_t>{}, out, outer_scale);
+}
+
+// The dequantization parameters of one group from its stored scale code (the bits quantize wrote into the
+// scale buffer: fp32/bf16/fp16 bits, an E8M0 or UE4M3 byte), its zero point and the outer scale:
+// p.scale is the value dequantize multiplies by.
+template <class F>
+QNUM_HD group_params decode_scale(const scheme<F>& s, std::uint32_t code, std::int32_t zero = 0, float outer_scale = 0.0f) {
+  return detail::params_from_stored(s, code, zero, outer_scale);
 }
 
 // Per-tensor amax over the finite elements (for two-level schemes and TE current scaling).

@@ -10,6 +10,7 @@
 
 #include "qnum/config.hpp"
 #include "qnum/detail/bits.hpp"
+#include "qnum/detail/fp_rn.hpp"
 
 QNUM_BEGIN_NAMESPACE
 
@@ -106,5 +107,12 @@ QNUM_HD std::int32_t round_to_int(float x, Round mode = {}) {
   const std::int32_t v = static_cast<std::int32_t>(q);
   return (u >> 31) ? -v : v;
 }
+
+// Single fp32 operations rounded to nearest even and never fused into an FMA, on host and device (also under
+// -ffp-contract=fast or -use_fast_math): for reference loops that must give the same bits everywhere.
+using detail::add_rn;
+using detail::div_rn;
+using detail::mul_rn;
+using detail::sub_rn;
 
 QNUM_END_NAMESPACE
