@@ -482,6 +482,12 @@ std::vector<float> gguf_hard_blocks(std::int64_t nblocks, std::uint64_t seed) {
         case 5: v = static_cast<float>(static_cast<int>(t % 255) - 127) * 0.5f * mag; break;  // halves: roundf ties
         case 6: v = bits_to_float(t & 0x807FFFFFu); break;                     // subnormal: 1/d overflows
         case 7: v = (t & 1 ? 3.0e38f : -3.0e38f) * (t & 2 ? 1.0f : 0.25f); break;  // huge: d overflows fp16
+        case 8: {  // Q8_0 with d = 1 (amax 127): x * id = x, with values one ulp either side of k + 0.5
+          const float k = static_cast<float>(static_cast<int>(t % 200) - 100) + 0.5f;
+          v = j == 0 ? 127.0f : std::nextafter(k, (t & 256) ? 1e9f : -1e9f);
+          if ((t & 512) != 0 && j != 0) v = (t & 1024) ? 0.49999997f : -0.49999997f;
+          break;
+        }
         default: break;
       }
       x[static_cast<std::size_t>(b * 32 + j)] = v;
