@@ -701,6 +701,143 @@ def convert_float_formats(out, quant):
                 res[m + "." + key] = val.contiguous()
         write_convert_golden(out, fmt, res, scheme, ct_format)
 
+    convert_bf16_flow(out)
+
+
+# Fused layers that share one NVFP4 global scale (llm-compressor's FUSED_LAYER_NAMES: children of one parent module).
+FUSED_LAYER_NAMES = (("gate_proj", "up_proj"), ("q_proj", "k_proj", "v_proj"), ("q_a_proj", "kv_a_proj_with_mqa"), ("w1", "w3"))
+
+
+def ct_model_free_flow(weights, scheme, fused=True):
+    """compressed-tensors 0.20 on each weight in its own dtype, as llm-compressor feeds it (model-free PTQ and oneshot
+    alike): a Linear of the weight's dtype, initialize_module_for_quantization (scale parameters of the weight's dtype),
+    the memoryless min-max observer (amin / amax over the strategy's view), calculate_qparams, the NVFP4 global scale
+    from the largest |x| of the weight's fused group (Observer.get_global_scale: generate_gparam on that absmax), the
+    parameters updated in place (update_offload_parameter), then compress_module. Returns the compressed tensors."""
+    import torch
+    from compressed_tensors.compressors import compress_module
+    from compressed_tensors.offload import update_offload_parameter
+    from compressed_tensors.quantization import initialize_module_for_quantization
+    from compressed_tensors.quantization.utils.helpers import calculate_qparams, generate_gparam
+
+    args = scheme.weights
+    strategy = str(getattr(args.strategy, "value", args.strategy))
+
+    def minmax(w):
+        if strategy == "tensor":
+            v = w.reshape(1, 1, -1)
+        elif strategy == "channel":
+            v = w.unsqueeze(-2).unsqueeze(0)
+        else:  # group, tensor_group
+            v = w.unflatten(-1, (-1, args.group_size)).unsqueeze(0)
+        return torch.amin(v, dim=(0, -1)), torch.amax(v, dim=(0, -1))
+
+    def group_of(name):
+        parent, _, leaf = name[: -len(".weight")].rpartition(".")
+        for names in (FUSED_LAYER_NAMES if fused else ()):
+            members = [parent + "." + m + ".weight" for m in names]
+            if leaf in names and all(m in weights for m in members):
+                return members
+        return [name]
+
+    res = {}
+    for name, w in weights.items():
+        n, k = w.shape
+        lin = torch.nn.Linear(k, n, bias=False, dtype=w.dtype)
+        lin.weight.data.copy_(w)
+        initialize_module_for_quantization(lin, scheme, force_zero_point=False)
+        mn, mx = minmax(lin.weight)
+        gs = None
+        if strategy == "tensor_group":
+            stats = [minmax(weights[m]) for m in group_of(name)]
+            a = stats[0][1].max()
+            for smin, smax in stats:
+                a = torch.max(a, -smin.min())
+                a = torch.max(a, smax.max())
+            gs = generate_gparam(-a.reshape(1), a.reshape(1))
+            update_offload_parameter(lin, "weight_global_scale", gs)
+        scale, zp = calculate_qparams(mn, mx, args, global_scale=gs)
+        update_offload_parameter(lin, "weight_scale", scale)
+        if hasattr(lin, "weight_zero_point"):
+            update_offload_parameter(lin, "weight_zero_point", zp)
+        compress_module(lin)
+        m = name[: -len(".weight")]
+        for key, val in lin.state_dict().items():
+            res[m + "." + key] = val.contiguous()
+    return res
+
+
+def convert_bf16_flow(out):
+    """qnum-convert --work-dtype bf16 and the fused NVFP4 global scales: a bf16 checkpoint (tests/data/convert/ckpt_bf16:
+    two layers, q/k/v and gate/up of different magnitudes, v_proj of layer 1 in the second shard, an outlier, an
+    all-zero row and a row of tiny values) and what compressed-tensors 0.20 writes for it (ct_model_free_flow on the
+    bf16 weights: golden_bf16_<fmt>), plus NVFP4 on the fp32-upcast weights with fused global scales (golden_fused_nvfp4).
+    Its own random generator: the older convert goldens do not change."""
+    import json
+    import torch
+    from safetensors.torch import save_file
+    from compressed_tensors.quantization import QuantizationArgs, QuantizationScheme, preset_name_to_scheme
+
+    gen = torch.Generator().manual_seed(1234)
+
+    def w(n, k, std):
+        return (torch.randn(n, k, generator=gen) * std).to(torch.bfloat16)
+
+    shard1, shard2 = {"model.embed_tokens.weight": w(40, 128, 0.05)}, {}
+    for layer, sd in ((0, shard1), (1, shard1)):
+        p = "model.layers.%d." % layer
+        sd[p + "self_attn.q_proj.weight"] = w(64, 128, 0.02)
+        sd[p + "self_attn.k_proj.weight"] = w(32, 128, 0.2)
+        (shard2 if layer == 1 else sd)[p + "self_attn.v_proj.weight"] = w(32, 128, 0.01)
+        sd[p + "self_attn.o_proj.weight"] = w(128, 64, 0.03)
+        sd[p + "mlp.gate_proj.weight"] = w(96, 128, 0.03)
+        sd[p + "mlp.up_proj.weight"] = w(96, 128, 0.08)
+    down = w(128, 256, 0.05)
+    down[3, 5] = 40.0                   # an outlier
+    down[100, :] = 0.0                  # an all-zero row (eps rules)
+    down[101, :] = (torch.randn(256, generator=gen) * 1e-39).to(torch.bfloat16)  # tiny: bf16 scales round to 0
+    shard2["model.layers.0.mlp.down_proj.weight"] = down
+    shard2["model.layers.1.mlp.down_proj.weight"] = w(128, 96, 0.05)   # 96 columns: excluded from w4a16 g128
+    shard2["model.norm.weight"] = torch.ones(128, dtype=torch.bfloat16)
+    d = os.path.join(out, "convert", "ckpt_bf16")
+    os.makedirs(d, exist_ok=True)
+    files = {"model-00001-of-00002.safetensors": shard1, "model-00002-of-00002.safetensors": shard2}
+    wm, total = {}, 0
+    for fn, sd in files.items():
+        save_file(sd, os.path.join(d, fn), metadata={"format": "pt"})
+        for k, v in sd.items():
+            wm[k] = fn
+            total += v.numel() * v.element_size()
+    with open(os.path.join(d, "model.safetensors.index.json"), "w") as f:
+        json.dump({"metadata": {"total_size": total}, "weight_map": wm}, f, indent=2)
+    with open(os.path.join(d, "config.json"), "w") as f:
+        json.dump({"architectures": ["LlamaForCausalLM"], "hidden_size": 128, "tie_word_embeddings": True,
+                   "torch_dtype": "bfloat16"}, f, indent=2)
+
+    quant = {k: v for sd in files.values() for k, v in sd.items() if k.endswith("_proj.weight")}
+    g128 = {k: v for k, v in quant.items() if v.shape[1] % 128 == 0}
+
+    def save(name, res):
+        path = os.path.join(out, "convert", name + ".safetensors")
+        save_file(res, path)
+        print("wrote", path, os.path.getsize(path), "bytes:",
+              sorted({k.split(".")[-1] + ":" + str(v.dtype) for k, v in res.items()}))
+
+    # llm-compressor's preset schemes, as a user's recipe names them (W4A16: group 128 symmetric; the asymmetric case
+    # with group 32 as qnum-convert --group 32 --asym writes it).
+    save("golden_bf16_w4a16_g128_sym", ct_model_free_flow(g128, preset_name_to_scheme("W4A16", ["Linear"])))
+    asym = QuantizationScheme(targets=["Linear"], weights=QuantizationArgs(num_bits=4, type="int", strategy="group",
+                                                                           group_size=32, symmetric=False))
+    save("golden_bf16_w4a16_g32_asym", ct_model_free_flow(quant, asym))
+    for fmt, preset in (("fp8_channel", "FP8_DYNAMIC"), ("fp8_tensor", "FP8"), ("nvfp4", "NVFP4A16"), ("mxfp4", "MXFP4A16")):
+        scheme = preset_name_to_scheme(preset, ["Linear"])
+        if fmt == "fp8_tensor":  # dynamic per-token activations, as qnum-convert writes (no calibration data)
+            scheme.input_activations = preset_name_to_scheme("FP8_DYNAMIC", ["Linear"]).input_activations
+        save("golden_bf16_" + fmt, ct_model_free_flow(quant, scheme))
+    # Fused global scales on the fp32-upcast weights (qnum-convert's default arithmetic).
+    save("golden_fused_nvfp4", ct_model_free_flow({k: v.float() for k, v in quant.items()},
+                                                  preset_name_to_scheme("NVFP4A16", ["Linear"])))
+
 
 def deepgemm_per_block_cast_to_fp8(x, use_ue8m0, ceil_to_ue8m0=None, gran_k=128):
     """DeepGEMM deep_gemm/utils/math.py (54e22612) per_block_cast_to_fp8: the reference formula, shared

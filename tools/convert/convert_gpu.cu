@@ -44,16 +44,17 @@ bool ok(cudaError_t e, const char* what, std::string& err) {
 // quantize_value per element, then the same ct_fp4.hpp. The scheme comes by value: presets are host constexpr.
 template <class T>
 __global__ void ct_fp4_kernel(qnum::scheme<qnum::fp4_e2m1> s, const T* w, qnum::tensor_type tt, std::int64_t total_groups,
-                              int g, bool nv, float global, std::uint8_t* packed, std::uint8_t* scales) {
+                              int g, bool nv, bool bf16_work, float global, std::uint8_t* packed, std::uint8_t* scales) {
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < total_groups;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     const T* x = w + i * g;
     qnum::group_stats st;
     for (int e = 0; e < g; ++e) qnum::accumulate(st, qnum::detail::load_elem(x + e, tt));
-    const qnum::group_params gp = ct_fp4_params(nv, st.amax, global);
+    const qnum::group_params gp = ct_fp4_params(nv, st.amax, global, bf16_work);
     std::uint8_t c[32];
     for (int e = 0; e < g; ++e)
       c[e] = static_cast<std::uint8_t>(qnum::quantize_value(s, gp, qnum::detail::load_elem(x + e, tt), qnum::rne));
+    ct_fp4_zero_sign(gp, x, tt, g, c);
     ct_fp4_store(gp, c, g, scales + i, packed + i * g / 2);
   }
 }
@@ -83,7 +84,8 @@ bool quantize_typed(const gpu_tensor& t, qnum::tensor_type tt, std::vector<std::
   switch (t.format) {
     case out_format::w4a16: {
       const std::int64_t groups = k / t.group;
-      const qnum::scheme<qnum::int4> s = t.asym ? p::ct_w4a16_asym : p::ct_w4a16_sym_bf16;
+      const qnum::scheme<qnum::int4> s = t.asym ? (t.bf16_work ? ct_w4a16_asym_bf16_work : p::ct_w4a16_asym)
+                                                : (t.bf16_work ? ct_w4a16_sym_bf16_work : p::ct_w4a16_sym_bf16);
       qnum::matrix_view<std::int32_t> zv;
       if (t.asym) {
         zeros.assign(static_cast<std::size_t>(n * groups), 0);
@@ -95,14 +97,23 @@ bool quantize_typed(const gpu_tensor& t, qnum::tensor_type tt, std::vector<std::
       break;
     }
     case out_format::fp8_channel:
-      e = qnum::cuda::launch_quantize(p::ct_fp8, in, qnum::per_row(), qnum::view(out[0].as<std::uint8_t>(), n, k),
-                                      qnum::scales_of(out[1].as<float>(), n, 1));
+      if (t.bf16_work)
+        e = qnum::cuda::launch_quantize(ct_fp8_bf16_work, in, qnum::per_row(), qnum::view(out[0].as<std::uint8_t>(), n, k),
+                                        qnum::scales_of(out[1].as<std::uint16_t>(), n, 1));
+      else
+        e = qnum::cuda::launch_quantize(p::ct_fp8, in, qnum::per_row(), qnum::view(out[0].as<std::uint8_t>(), n, k),
+                                        qnum::scales_of(out[1].as<float>(), n, 1));
       break;
     case out_format::fp8_tensor:
       if (!ok(cudaMalloc(&aux.p, 3 * sizeof(std::uint32_t)), "cudaMalloc (statistics)", err)) return false;
-      e = qnum::cuda::launch_quantize(p::ct_fp8, in, qnum::per_tensor(), qnum::view(out[0].as<std::uint8_t>(), n, k),
-                                      qnum::scales_of(out[1].as<float>(), 1, 1), {}, qnum::nearest(), 0.0f, nullptr,
-                                      aux.as<std::uint32_t>());
+      if (t.bf16_work)
+        e = qnum::cuda::launch_quantize(ct_fp8_bf16_work, in, qnum::per_tensor(), qnum::view(out[0].as<std::uint8_t>(), n, k),
+                                        qnum::scales_of(out[1].as<std::uint16_t>(), 1, 1), {}, qnum::nearest(), 0.0f, nullptr,
+                                        aux.as<std::uint32_t>());
+      else
+        e = qnum::cuda::launch_quantize(p::ct_fp8, in, qnum::per_tensor(), qnum::view(out[0].as<std::uint8_t>(), n, k),
+                                        qnum::scales_of(out[1].as<float>(), 1, 1), {}, qnum::nearest(), 0.0f, nullptr,
+                                        aux.as<std::uint32_t>());
       break;
     case out_format::fp8_block: {
       qnum::fp8_block_shape s;
@@ -118,17 +129,17 @@ bool quantize_typed(const gpu_tensor& t, qnum::tensor_type tt, std::vector<std::
     case out_format::mxfp4: {
       const bool nv = t.format == out_format::nvfp4;
       const int g = ct_fp4_group(nv);
-      float global = 0.0f;
-      if (nv) {
+      float global = t.global;  // a fused group's, computed on the host from the group's amax
+      if (nv && !t.has_global) {
         if (!ok(cudaMalloc(&aux.p, 3 * sizeof(std::uint32_t)), "cudaMalloc (statistics)", err)) return false;
         if (!ok(qnum::cuda::launch_tensor_stats(in, aux.as<std::uint32_t>()), "tensor statistics", err)) return false;
         std::uint32_t stats[3];
         if (!ok(cudaMemcpy(stats, aux.p, sizeof stats, cudaMemcpyDeviceToHost), "copy statistics", err)) return false;
-        global = p::ct_nvfp4_global_scale(qnum::detail::bits_to_float(stats[0]));
-        std::memcpy(bufs[2].data(), &global, 4);
+        global = ct_nvfp4_global(qnum::detail::bits_to_float(stats[0]), t.bf16_work);
       }
+      if (nv) std::memcpy(bufs[2].data(), &global, 4);
       const std::int64_t total = n * (k / g);
-      ct_fp4_kernel<T><<<qnum::cuda::detail::grid_for(total, 256), 256>>>(p::ct_fp4, src.as<const T>(), tt, total, g, nv, global,
+      ct_fp4_kernel<T><<<qnum::cuda::detail::grid_for(total, 256), 256>>>(p::ct_fp4, src.as<const T>(), tt, total, g, nv, t.bf16_work, global,
                                                                            out[0].as<std::uint8_t>(), out[1].as<std::uint8_t>());
       e = cudaGetLastError();
       break;

@@ -17,6 +17,9 @@ struct gpu_tensor {
   out_format format = out_format::w4a16;
   std::int64_t group = 128;  // W4A16 only
   bool asym = false;         // W4A16 only
+  bool bf16_work = false;    // --work-dtype bf16 (ct_fp4.hpp's schemes; not fp8-block)
+  bool has_global = false;   // NVFP4: `global` is the fused group's weight_global_scale (else from this tensor)
+  float global = 0.0f;
   const std::uint8_t* data = nullptr;
   std::string dtype;
   std::int64_t n = 0, k = 0;

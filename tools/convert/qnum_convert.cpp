@@ -22,6 +22,8 @@
 //   nvfp4 / mxfp4: compressed-tensors "nvfp4-pack-quantized" / "mxfp4-pack-quantized" (presets ct_nvfp4_* /
 //               ct_mxfp4_*, per-element ct_fp4): weight_packed uint8 [N, K/2] (element 2i low nibble), weight_scale
 //               float8_e4m3fn [N, K/16] + weight_global_scale fp32 [1] (= 2688 / amax) / uint8 E8M0 [N, K/32]
+// --work-dtype bf16: compressed-tensors' arithmetic on bf16 weights instead of the fp32 upcast (ct_fp4.hpp's schemes).
+// NVFP4 fused layers (q/k/v, gate/up, ...: --fuse) share one weight_global_scale from the group's amax.
 // The per-tensor step is quantize_source() below: cpu_quantize() on host threads, or the GPU path (convert_gpu.hpp).
 // NVFP4 / MXFP4 groups are written by ct_fp4.hpp on both paths.
 #include <fcntl.h>
@@ -71,6 +73,11 @@ struct options {
   bool progress = true;
   bool overwrite = false;        // replace a non-empty output directory
   bool allow_nonfinite = false;  // convert NaN/Inf weights with a warning instead of refusing
+  bool bf16_work = false;        // --work-dtype bf16: compressed-tensors' arithmetic on bf16 weights
+  // NVFP4 fused layers: each entry the leaf names of one group (children of one module) that share a global scale.
+  std::vector<std::vector<std::string>> fuse = {{"gate_proj", "up_proj"}, {"q_proj", "k_proj", "v_proj"},
+                                                {"q_a_proj", "kv_a_proj_with_mqa"}, {"w1", "w3"}};
+  std::map<std::string, float> shared_global;  // tensor name -> its fused group's weight_global_scale (run() fills it)
   std::string in, out;
 };
 
@@ -129,6 +136,9 @@ source_plan plan_source(const options& o, const safetensors_file& f, const tenso
     fail(where + "selected for quantization but its name does not end in .weight");
   if (t.dtype != "BF16" && t.dtype != "F16" && t.dtype != "F32")
     fail(where + "unsupported dtype '" + t.dtype + "' for quantization (needs BF16, F16 or F32)");
+  if (o.bf16_work && t.dtype != "BF16")
+    fail(where + "dtype " + t.dtype + ": --work-dtype bf16 reproduces compressed-tensors on bf16 weights and takes BF16 "
+                 "tensors only (the default, --work-dtype fp32, converts any dtype)");
   const std::int64_t n = t.shape[0], k = t.shape[1];
   const std::string m = module_of(t.name);
   if (o.format == out_format::w4a16) {
@@ -138,8 +148,9 @@ source_plan plan_source(const options& o, const safetensors_file& f, const tenso
     if (qnum::ct_pack_quantized_layout(n, k, 4, o.group, &s) != qnum::pack_status::ok) fail(where + "bad shape");
     if (n > 0x7FFFFFFF || k > 0x7FFFFFFF) fail(where + "shape does not fit int32 weight_shape");
     p.outs.push_back({m + ".weight_packed", "I32", {s.packed_rows, s.packed_cols}, std::uint64_t(s.packed_rows * s.packed_cols) * 4});
-    const int sb = o.asym ? 4 : 2;
-    p.outs.push_back({m + ".weight_scale", o.asym ? "F32" : "BF16", {s.scale_rows, s.scale_cols},
+    const bool f32 = o.asym && !o.bf16_work;  // asymmetric: fp32 scales on the fp32 upcast, bf16 in the bf16 flow
+    const int sb = f32 ? 4 : 2;
+    p.outs.push_back({m + ".weight_scale", f32 ? "F32" : "BF16", {s.scale_rows, s.scale_cols},
                       std::uint64_t(s.scale_rows * s.scale_cols) * sb});
     if (o.asym)
       p.outs.push_back({m + ".weight_zero_point", "I32", {s.zp_rows, s.zp_cols}, std::uint64_t(s.zp_rows * s.zp_cols) * 4});
@@ -155,10 +166,12 @@ source_plan plan_source(const options& o, const safetensors_file& f, const tenso
     if (o.format == out_format::nvfp4) p.outs.push_back({m + ".weight_global_scale", "F32", {1}, 4});
   } else if (o.format == out_format::fp8_channel || o.format == out_format::fp8_tensor) {
     p.outs.push_back({t.name, "F8_E4M3", {n, k}, std::uint64_t(n * k)});
+    const char* sd = o.bf16_work ? "BF16" : "F32";
+    const std::uint64_t sb = o.bf16_work ? 2 : 4;
     if (o.format == out_format::fp8_channel)
-      p.outs.push_back({m + ".weight_scale", "F32", {n, 1}, std::uint64_t(n) * 4});
+      p.outs.push_back({m + ".weight_scale", sd, {n, 1}, std::uint64_t(n) * sb});
     else
-      p.outs.push_back({m + ".weight_scale", "F32", {1}, 4});
+      p.outs.push_back({m + ".weight_scale", sd, {1}, sb});
   } else {
     qnum::fp8_block_shape s;
     if (qnum::fp8_block_layout(n, k, &s) != qnum::pack_status::ok) fail(where + "bad shape");
@@ -216,10 +229,16 @@ void cpu_quantize(const options& o, const std::string& where, const std::uint8_t
   std::atomic<int> bad{0};
   if (o.format == out_format::fp8_channel) {
     std::uint8_t* codes = bufs[0].data();
-    float* scales = reinterpret_cast<float*>(bufs[1].data());
     parallel_rows(n, 1, threads, [&](std::int64_t r0, std::int64_t r1) {
-      auto st = qnum::quantize(qnum::presets::ct_fp8, rows_of<T>(data, t.dtype, r0, r1, k), qnum::per_row(),
-                               qnum::view(codes + r0 * k, r1 - r0, k), qnum::scales_of(scales + r0, r1 - r0, 1));
+      qnum::status st;
+      if (o.bf16_work)
+        st = qnum::quantize(qconv::ct_fp8_bf16_work, rows_of<T>(data, t.dtype, r0, r1, k), qnum::per_row(),
+                            qnum::view(codes + r0 * k, r1 - r0, k),
+                            qnum::scales_of(reinterpret_cast<std::uint16_t*>(bufs[1].data()) + r0, r1 - r0, 1));
+      else
+        st = qnum::quantize(qnum::presets::ct_fp8, rows_of<T>(data, t.dtype, r0, r1, k), qnum::per_row(),
+                            qnum::view(codes + r0 * k, r1 - r0, k),
+                            qnum::scales_of(reinterpret_cast<float*>(bufs[1].data()) + r0, r1 - r0, 1));
       if (st != qnum::status::ok) bad = 1;
     });
     if (bad) fail(where + "quantization failed");
@@ -231,8 +250,9 @@ void cpu_quantize(const options& o, const std::string& where, const std::uint8_t
     const qnum::tensor_type tt = rows_of<T>(data, t.dtype, 0, 0, k).type;
     float global = 0.0f;
     if (nv) {
-      const qnum::group_stats all = tensor_stats<T>(data, tt, n, k, threads);
-      global = qnum::presets::ct_nvfp4_global_scale(all.amax);
+      const auto shared = o.shared_global.find(t.name);  // a fused group's scale, from the group's amax
+      global = shared != o.shared_global.end() ? shared->second
+                                               : qconv::ct_nvfp4_global(tensor_stats<T>(data, tt, n, k, threads).amax, o.bf16_work);
       std::memcpy(bufs[2].data(), &global, 4);
     }
     std::uint8_t* packed = bufs[0].data();
@@ -243,8 +263,9 @@ void cpu_quantize(const options& o, const std::string& where, const std::uint8_t
       for (std::int64_t r = r0; r < r1; ++r)
         for (std::int64_t j = 0; j < groups; ++j) {
           const std::int64_t base = r * k + j * g;
-          const qnum::group_params gp = qconv::ct_fp4_params(nv, qnum::row_stats(p + base, g, tt).amax, global);
+          const qnum::group_params gp = qconv::ct_fp4_params(nv, qnum::row_stats(p + base, g, tt).amax, global, o.bf16_work);
           qnum::quantize_row(qnum::presets::ct_fp4, gp, p + base, g, c, tt);
+          qconv::ct_fp4_zero_sign(gp, p + base, tt, static_cast<int>(g), c);
           qconv::ct_fp4_store(gp, c, static_cast<int>(g), scales + r * groups + j, packed + base / 2);
         }
     });
@@ -255,14 +276,20 @@ void cpu_quantize(const options& o, const std::string& where, const std::uint8_t
     // quantize_row (quantize_value per element): the same bits as qnum::quantize(ct_fp8, per_tensor()) on one thread.
     const qnum::tensor_type tt = rows_of<T>(data, t.dtype, 0, 0, k).type;
     const qnum::group_stats all = tensor_stats<T>(data, tt, n, k, threads);
-    const qnum::group_params gp = qnum::compute_params(qnum::presets::ct_fp8, all);
+    const auto& sch = o.bf16_work ? qconv::ct_fp8_bf16_work : qnum::presets::ct_fp8;
+    const qnum::group_params gp = qnum::compute_params(sch, all);
     std::uint8_t* codes = bufs[0].data();
     parallel_rows(n, 1, threads, [&](std::int64_t r0, std::int64_t r1) {
       const T* p = reinterpret_cast<const T*>(data);
-      qnum::quantize_row(qnum::presets::ct_fp8, gp, p + r0 * k, (r1 - r0) * k, codes + r0 * k, tt);
+      qnum::quantize_row(sch, gp, p + r0 * k, (r1 - r0) * k, codes + r0 * k, tt);
     });
-    const std::uint32_t sb = gp.scale_code;
-    std::memcpy(bufs[1].data(), &sb, 4);
+    if (o.bf16_work) {
+      const std::uint16_t sb = static_cast<std::uint16_t>(gp.scale_code);
+      std::memcpy(bufs[1].data(), &sb, 2);
+    } else {
+      const std::uint32_t sb = gp.scale_code;
+      std::memcpy(bufs[1].data(), &sb, 4);
+    }
     return;
   }
   if (o.format == out_format::fp8_block) {
@@ -286,13 +313,18 @@ void cpu_quantize(const options& o, const std::string& where, const std::uint8_t
     auto in = rows_of<T>(data, t.dtype, r0, r1, k);
     auto cv = qnum::view(codes.data() + r0 * k, r1 - r0, k);
     qnum::status st;
-    if (o.asym) {
+    if (o.asym && !o.bf16_work) {
       float* sc = reinterpret_cast<float*>(bufs[1].data()) + r0 * groups;
       st = qnum::quantize(qnum::presets::ct_w4a16_asym, in, qnum::group_size(g), cv, qnum::scales_of(sc, r1 - r0, groups),
                           qnum::view(zeros.data() + r0 * groups, r1 - r0, groups));
+    } else if (o.asym) {
+      std::uint16_t* sc = reinterpret_cast<std::uint16_t*>(bufs[1].data()) + r0 * groups;
+      st = qnum::quantize(qconv::ct_w4a16_asym_bf16_work, in, qnum::group_size(g), cv, qnum::scales_of(sc, r1 - r0, groups),
+                          qnum::view(zeros.data() + r0 * groups, r1 - r0, groups));
     } else {
       std::uint16_t* sc = reinterpret_cast<std::uint16_t*>(bufs[1].data()) + r0 * groups;
-      st = qnum::quantize(qnum::presets::ct_w4a16_sym_bf16, in, qnum::group_size(g), cv, qnum::scales_of(sc, r1 - r0, groups));
+      st = qnum::quantize(o.bf16_work ? qconv::ct_w4a16_sym_bf16_work : qnum::presets::ct_w4a16_sym_bf16, in, qnum::group_size(g), cv,
+                          qnum::scales_of(sc, r1 - r0, groups));
     }
     if (st != qnum::status::ok) bad = 1;
     // int4 codes (two's complement in the low 4 bits) straight into this row range's weight_packed words.
@@ -331,6 +363,12 @@ std::vector<std::vector<std::uint8_t>> quantize_source(const options& o, const s
     g.format = o.format;
     g.group = o.group;
     g.asym = o.asym;
+    g.bf16_work = o.bf16_work;
+    const auto shared = o.shared_global.find(t.name);
+    if (shared != o.shared_global.end()) {
+      g.has_global = true;
+      g.global = shared->second;
+    }
     g.data = data;
     g.dtype = t.dtype;
     g.n = n;
@@ -454,6 +492,10 @@ constexpr const char* usage_text =
     "  --device auto|cpu|gpu  where to quantize (default auto: the GPU when there is one)\n"
     "  --overwrite          replace a non-empty OUTPUT_DIR (the old one is removed after the new one is in place)\n"
     "  --allow-nonfinite    convert weights holding NaN/Inf (with a warning naming them) instead of refusing\n"
+    "  --work-dtype fp32|bf16  arithmetic (default fp32: on the fp32-upcast weight); bf16: byte-equal with\n"
+    "                       compressed-tensors / llm-compressor on a bf16 model (BF16 weights only; not fp8-block)\n"
+    "  --fuse none|A,B[,C]  nvfp4: layers sharing one global scale, children of one module (repeatable; default\n"
+    "                       q_proj,k_proj,v_proj  gate_proj,up_proj  q_a_proj,kv_a_proj_with_mqa  w1,w3)\n"
     "  --no-progress        no progress output\n"
     "  --device-info        print what --device auto would use, and exit\n"
     "  --version            print the version, and exit\n"
@@ -808,7 +850,81 @@ void write_shard(const options& o, const safetensors_file& f, const std::vector<
   if (std::fflush(out) != 0 || fsync(fileno(out)) != 0) fail(path.string() + ": write failed");
 }
 
-int run(const options& o) {
+// ---- NVFP4 fused layers --------------------------------------------------------------------------------
+
+// The largest |x| of a whole tensor (NaN and Inf ignored, as the statistics everywhere).
+float tensor_amax(const safetensors_file& f, const tensor_info& t, int threads) {
+  const std::uint8_t* d = f.data(t);
+  const std::int64_t n = t.shape[0], k = t.shape[1];
+  const float a = t.dtype == "F32" ? tensor_stats<float>(d, qnum::tensor_type::fp32, n, k, threads).amax
+                                   : tensor_stats<std::uint16_t>(d, t.dtype == "F16" ? qnum::tensor_type::fp16 : qnum::tensor_type::bf16,
+                                                                 n, k, threads).amax;
+  f.release(t);
+  return a;
+}
+
+struct fused_member {
+  const safetensors_file* file;
+  const tensor_info* tensor;
+};
+
+// The fused groups of an NVFP4 conversion, as llm-compressor forms them (FUSED_LAYER_NAMES): for each group of leaf
+// names (o.fuse), the children of one module that has every one of them (P.q_proj, P.k_proj, P.v_proj under the same
+// P, in any shard). A group whose members are partly selected is refused: llm-compressor requires them all
+// quantized alike, and an engine fusing them could not load it.
+std::vector<std::vector<fused_member>> fused_groups(const options& o, const std::vector<std::unique_ptr<safetensors_file>>& inputs,
+                                                    const std::vector<std::vector<source_plan>>& plans) {
+  std::map<std::string, std::pair<fused_member, bool>> by_name;  // name -> (tensor, selected)
+  for (std::size_t fi = 0; fi < inputs.size(); ++fi)
+    for (auto& p : plans[fi]) by_name[p.src->name] = {{inputs[fi].get(), p.src}, p.quantize};
+  std::vector<std::vector<fused_member>> groups;
+  for (auto& kv : by_name) {
+    if (!ends_with(kv.first, ".weight")) continue;
+    const std::string m = module_of(kv.first);
+    const std::size_t dot = m.rfind('.');
+    const std::string parent = dot == std::string::npos ? "" : m.substr(0, dot + 1);
+    const std::string leaf = dot == std::string::npos ? m : m.substr(dot + 1);
+    for (auto& def : o.fuse) {
+      if (def.empty() || leaf != def[0]) continue;  // each group once, from its first member
+      std::vector<std::string> names;
+      bool all = true;
+      for (auto& l : def) {
+        names.push_back(parent + l + ".weight");
+        all = all && by_name.count(names.back());
+      }
+      if (!all) continue;
+      std::string sel, unsel;
+      std::vector<fused_member> g;
+      for (auto& nm : names) {
+        std::string& list = by_name[nm].second ? sel : unsel;
+        list += (list.empty() ? "'" : ", '") + nm + "'";
+        g.push_back(by_name[nm].first);
+      }
+      if (sel.empty()) continue;
+      if (!unsel.empty())
+        fail("fused layers: " + sel + " selected for nvfp4 but " + unsel + " not; the members of a fused layer share one "
+             "weight_global_scale and must be quantized alike (--fuse none converts each tensor with its own)");
+      groups.push_back(std::move(g));
+    }
+  }
+  return groups;
+}
+
+// Each group's weight_global_scale from the largest |x| over its members (llm-compressor's
+// Observer.get_global_scale: generate_gparam on the group's absmax), into o.shared_global.
+void share_global_scales(options& o, const std::vector<std::vector<fused_member>>& groups) {
+  for (auto& g : groups) {
+    float amax = 0.0f;
+    for (auto& m : g) amax = std::max(amax, tensor_amax(*m.file, *m.tensor, o.threads));
+    const float gs = qconv::ct_nvfp4_global(amax, o.bf16_work);
+    for (auto& m : g) o.shared_global[m.tensor->name] = gs;
+  }
+  if (!groups.empty())
+    std::fprintf(stderr, "qnum-convert: %s share their weight_global_scale (--fuse none: one per tensor)\n",
+                 count_of(groups.size(), "fused layer group").c_str());
+}
+
+int run(options o) {
   // 1. Validate every input before anything is quantized or written: the shards' headers, the index against
   //    them, config.json, the model type, the plan of every tensor, the output directory.
   std::vector<std::string> files;
@@ -844,6 +960,8 @@ int run(const options& o) {
     fail("no tensor selected for quantization (the default selection" + std::string(o.include.empty() ? "" : ", --include") +
          (o.exclude.empty() ? "" : " and --exclude") + " left none): the output would not be quantized");
   if (!has_lm_head && lm_head_tied(cfg)) ignore.push_back("lm_head");  // built by the engine, tied to the embeddings
+  std::vector<std::vector<fused_member>> fused;
+  if (o.format == out_format::nvfp4) fused = fused_groups(o, inputs, plans);
 
   fs::path out = fs::absolute(o.out).lexically_normal();
   if (out.filename().empty()) out = out.parent_path();
@@ -862,6 +980,7 @@ int run(const options& o) {
       fail(out.string() + ": the output directory is not empty (--overwrite replaces it once the new one is complete)");
   }
   const bool on_gpu = use_gpu(o);
+  share_global_scales(o, fused);
 
   // 2. Build the whole output in .NAME.qnum-tmp.PID beside the target; any failure removes it.
   const fs::path tmp = out.parent_path() / (work_prefix(out) + "tmp." + std::to_string(getpid()));
@@ -921,7 +1040,7 @@ bool qconv::gpu_quantize(const gpu_tensor&, std::vector<std::vector<std::uint8_t
 int main(int argc, char** argv) {
   options o;
   std::vector<std::string> pos;
-  bool group_given = false;
+  bool group_given = false, fuse_given = false, fuse_none = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -968,6 +1087,32 @@ int main(int argc, char** argv) {
       o.overwrite = true;
     } else if (a == "--allow-nonfinite") {
       o.allow_nonfinite = true;
+    } else if (a == "--work-dtype") {
+      const std::string w = next();
+      if (w == "fp32") o.bf16_work = false;
+      else if (w == "bf16") o.bf16_work = true;
+      else usage_error("--work-dtype must be fp32 or bf16");
+    } else if (a == "--fuse") {
+      const std::string v = next();
+      if (!fuse_given) o.fuse.clear();
+      fuse_given = true;
+      if (v == "none") {
+        fuse_none = true;
+      } else {
+        std::vector<std::string> names;
+        std::size_t b = 0;
+        for (;;) {
+          const std::size_t e = v.find(',', b);
+          names.push_back(v.substr(b, e == std::string::npos ? std::string::npos : e - b));
+          if (e == std::string::npos) break;
+          b = e + 1;
+        }
+        for (auto& n : names)
+          if (n.empty() || n.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") != std::string::npos)
+            usage_error("--fuse: '" + v + "' is not 'none' or a comma-separated list of layer names (q_proj,k_proj,v_proj)");
+        if (names.size() < 2) usage_error("--fuse: '" + v + "' names one layer; a fused group has two or more");
+        o.fuse.push_back(names);
+      }
     } else if (a == "--no-progress") {
       o.progress = false;
     } else if (a == "-h" || a == "--help") {
@@ -987,6 +1132,11 @@ int main(int argc, char** argv) {
   if (o.format != out_format::w4a16 && (group_given || o.asym))
     usage_error(std::string(group_given ? "--group" : "--asym") + " applies to w4a16 only, not " + format_name(o.format) +
                 " (whose group is fixed by the format)");
+  if (fuse_given && o.format != out_format::nvfp4)
+    usage_error(std::string("--fuse applies to nvfp4 only (the one format with a per-tensor global scale), not ") + format_name(o.format));
+  if (fuse_none && !o.fuse.empty()) usage_error("--fuse none cannot be combined with fused groups");
+  if (o.bf16_work && o.format == out_format::fp8_block)
+    usage_error("--work-dtype bf16 applies to the compressed-tensors formats; fp8-block follows DeepGEMM, which computes in fp32");
   o.in = pos[0];
   o.out = pos[1];
   if (o.threads <= 0) o.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

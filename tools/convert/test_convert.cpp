@@ -879,7 +879,13 @@ TEST_CASE("command line: --help, --version, unknown options, strict integers, op
                             bad_case{"--format fp8-channel --group 32", "--group applies to w4a16 only"},
                             bad_case{"--format nvfp4 --asym", "--asym applies to w4a16 only"},
                             bad_case{"--format int3", "unknown format 'int3'"},
-                            bad_case{"--include '('", "bad regular expression"}}) {
+                            bad_case{"--include '('", "bad regular expression"},
+                            bad_case{"--work-dtype fp16", "--work-dtype must be fp32 or bf16"},
+                            bad_case{"--format fp8-block --work-dtype bf16", "fp8-block follows DeepGEMM"},
+                            bad_case{"--format w4a16 --fuse none", "--fuse applies to nvfp4 only"},
+                            bad_case{"--format nvfp4 --fuse q_proj", "names one layer"},
+                            bad_case{"--format nvfp4 --fuse 'q_proj,,v_proj'", "not 'none' or a comma-separated list"},
+                            bad_case{"--format nvfp4 --fuse none --fuse q_proj,k_proj", "--fuse none cannot be combined"}}) {
     CAPTURE(c.args);
     CHECK(run_tool(std::string("--no-progress ") + c.args + io, out, err) == 2);
     CHECK(err.find(c.says) != std::string::npos);
@@ -936,4 +942,140 @@ int main(int argc, char** argv) {
   std::error_code ec;
   if (rc == 0) fs::remove_all(scratch("x").parent_path(), ec);  // keep the scratch files of a failing run only
   return rc;
+}
+
+// ---- --work-dtype bf16 and NVFP4 fused global scales, on tests/data/convert/ckpt_bf16 ----------------------------------
+namespace {
+const std::string ckpt_bf16 = data_dir + "/ckpt_bf16";
+
+// Every tensor of the golden (compressed-tensors 0.20 on ckpt_bf16) equal in dtype, shape and bytes; every other
+// output tensor a byte copy of the input. asym: row 100 of layer 0's down_proj is all zero, where compressed-tensors'
+// zero point is NaN (0/0); its codes and zero point are not compared.
+void check_bf16_golden(const fs::path& out, const std::string& golden, bool asym) {
+  checkpoint o(out.string()), g(data_dir + "/" + golden + ".safetensors"), in(ckpt_bf16);
+  for (auto& kv : g.t) {
+    const std::string& n = kv.first;
+    CAPTURE(n);
+    REQUIRE(o.t.count(n) == 1);
+    CHECK(o.info(n).dtype == g.info(n).dtype);
+    CHECK(o.info(n).shape == g.info(n).shape);
+    REQUIRE(o.bytes(n) == g.bytes(n));
+    if (asym && n.find("layers.0.mlp.down_proj") != std::string::npos &&
+        (ends_with(n, "weight_packed") || ends_with(n, "weight_zero_point"))) {
+      const auto* a = reinterpret_cast<const std::uint32_t*>(o.data(n));
+      const auto* b = reinterpret_cast<const std::uint32_t*>(g.data(n));
+      const auto& sh = g.info(n).shape;
+      int diffs = 0;
+      for (std::int64_t r = 0; r < sh[0]; ++r)
+        for (std::int64_t c = 0; c < sh[1]; ++c) {
+          std::uint32_t x = a[r * sh[1] + c], y = b[r * sh[1] + c];
+          if (ends_with(n, "weight_packed") && r == 100) continue;
+          if (ends_with(n, "weight_zero_point") && r == 100 / 8) {
+            x &= ~(0xFu << 4 * (100 % 8));
+            y &= ~(0xFu << 4 * (100 % 8));
+          }
+          diffs += x != y;
+        }
+      CHECK(diffs == 0);
+    } else {
+      CHECK(std::memcmp(o.data(n), g.data(n), o.bytes(n)) == 0);
+    }
+  }
+  for (auto& kv : o.t) {
+    if (g.t.count(kv.first)) continue;
+    CAPTURE(kv.first);
+    REQUIRE(in.t.count(kv.first) == 1);
+    REQUIRE(o.bytes(kv.first) == in.bytes(kv.first));
+    CHECK(std::memcmp(o.data(kv.first), in.data(kv.first), o.bytes(kv.first)) == 0);
+  }
+}
+
+float global_of(const checkpoint& o, const std::string& module) {
+  float g;
+  std::memcpy(&g, o.data(module + ".weight_global_scale"), 4);
+  return g;
+}
+
+// The largest |x| of a BF16 input tensor.
+float bf16_amax(const checkpoint& in, const std::string& name) {
+  const auto& t = in.info(name);
+  const auto* p = reinterpret_cast<const std::uint16_t*>(in.data(name));
+  float a = 0.0f;
+  for (std::int64_t i = 0; i < t.shape[0] * t.shape[1]; ++i) a = std::max(a, std::fabs(qnum::from_bf16(p[i])));
+  return a;
+}
+}  // namespace
+
+TEST_CASE("--work-dtype bf16 is byte-equal with compressed-tensors on a bf16 model (llm-compressor's default flow)") {
+  struct fmt_case {
+    const char* args;
+    const char* golden;
+    bool asym;
+  };
+  for (const fmt_case& c : {fmt_case{"--format w4a16 --exclude 'o_proj|layers.1.mlp.down_proj'", "golden_bf16_w4a16_g128_sym", false},
+                            fmt_case{"--format w4a16 --group 32 --asym", "golden_bf16_w4a16_g32_asym", true},
+                            fmt_case{"--format fp8-channel", "golden_bf16_fp8_channel", false},
+                            fmt_case{"--format fp8-tensor", "golden_bf16_fp8_tensor", false},
+                            fmt_case{"--format nvfp4", "golden_bf16_nvfp4", false},
+                            fmt_case{"--format mxfp4", "golden_bf16_mxfp4", false}}) {
+    CAPTURE(c.args);
+    const fs::path out = scratch(std::string(c.golden) + "_2"), out1 = scratch(std::string(c.golden) + "_1");
+    std::string err;
+    REQUIRE_MESSAGE(convert(std::string(c.args) + " --work-dtype bf16 --threads 2 " + ckpt_bf16 + " " + out.string(), err) == 0, err);
+    check_bf16_golden(out, c.golden, c.asym);
+    REQUIRE_MESSAGE(convert(std::string(c.args) + " --work-dtype bf16 --threads 1 " + ckpt_bf16 + " " + out1.string(), err) == 0, err);
+    for (auto fn : {"model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"}) CHECK(read_all(out / fn) == read_all(out1 / fn));
+  }
+  // The default (fp32 upcast) differs from the bf16 flow on this model: the option is not a no-op.
+  const fs::path def = scratch("bf16_default");
+  std::string err;
+  REQUIRE_MESSAGE(convert("--format fp8-channel " + ckpt_bf16 + " " + def.string(), err) == 0, err);
+  CHECK(checkpoint(def.string()).info("model.layers.0.self_attn.q_proj.weight_scale").dtype == "F32");
+  // Only BF16 weights: the synthetic checkpoint's F32 k_proj is refused by name, nothing written.
+  const fs::path f32 = scratch("bf16_f32");
+  CHECK(convert("--format w4a16 --work-dtype bf16 --exclude o_proj " + ckpt + " " + f32.string(), err) == 1);
+  CHECK(err.find("'model.layers.0.self_attn.k_proj.weight': dtype F32: --work-dtype bf16") != std::string::npos);
+  CHECK(!fs::exists(f32));
+}
+
+TEST_CASE("nvfp4: q/k/v and gate/up of one block share weight_global_scale from the group's amax, as llm-compressor") {
+  checkpoint in(ckpt_bf16);
+  const fs::path out = scratch("fused");
+  std::string err;
+  REQUIRE_MESSAGE(convert("--format nvfp4 " + ckpt_bf16 + " " + out.string(), err) == 0, err);
+  CHECK(err.find("4 fused layer groups share their weight_global_scale") != std::string::npos);
+  check_bf16_golden(out, "golden_fused_nvfp4", false);  // codes and scales of compressed-tensors given the shared scale
+  checkpoint o(out.string());
+  for (const std::string l : {"model.layers.0.", "model.layers.1."}) {  // layer 1's v_proj is in the other shard
+    CAPTURE(l);
+    for (const auto& grp : std::vector<std::vector<std::string>>{{"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj"},
+                                                                 {"mlp.gate_proj", "mlp.up_proj"}}) {
+      float amax = 0.0f;
+      for (auto& m : grp) amax = std::max(amax, bf16_amax(in, l + m + ".weight"));
+      for (auto& m : grp) CHECK(global_of(o, l + m) == qnum::presets::ct_nvfp4_global_scale(amax));
+    }
+    // The members' own amax differ, so sharing changed their scales (k_proj's std is 10x q_proj's, 20x v_proj's).
+    CHECK(bf16_amax(in, l + "self_attn.q_proj.weight") < bf16_amax(in, l + "self_attn.k_proj.weight"));
+    CHECK(global_of(o, l + "self_attn.q_proj") != qnum::presets::ct_nvfp4_global_scale(bf16_amax(in, l + "self_attn.q_proj.weight")));
+    // Unfused layers keep their own.
+    CHECK(global_of(o, l + "self_attn.o_proj") == qnum::presets::ct_nvfp4_global_scale(bf16_amax(in, l + "self_attn.o_proj.weight")));
+  }
+  // --fuse none: one per tensor; a custom list: only the groups named.
+  const fs::path none = scratch("fused_none"), qk = scratch("fused_qk");
+  REQUIRE_MESSAGE(convert("--format nvfp4 --fuse none " + ckpt_bf16 + " " + none.string(), err) == 0, err);
+  REQUIRE_MESSAGE(convert("--format nvfp4 --fuse q_proj,k_proj " + ckpt_bf16 + " " + qk.string(), err) == 0, err);
+  checkpoint on(none.string()), oq(qk.string());
+  for (const char* m : {"q_proj", "k_proj", "v_proj"}) {
+    const std::string mod = std::string("model.layers.0.self_attn.") + m;
+    CHECK(global_of(on, mod) == qnum::presets::ct_nvfp4_global_scale(bf16_amax(in, mod + ".weight")));
+  }
+  CHECK(global_of(oq, "model.layers.0.self_attn.q_proj") == global_of(oq, "model.layers.0.self_attn.k_proj"));
+  CHECK(global_of(oq, "model.layers.0.self_attn.v_proj") == global_of(on, "model.layers.0.self_attn.v_proj"));
+  CHECK(global_of(oq, "model.layers.0.mlp.gate_proj") == global_of(on, "model.layers.0.mlp.gate_proj"));
+  // A fused layer partly selected is refused (the members must be quantized alike), nothing written.
+  const fs::path part = scratch("fused_part");
+  CHECK(convert("--format nvfp4 --exclude layers.1.self_attn.k_proj " + ckpt_bf16 + " " + part.string(), err) == 1);
+  CHECK(err.find("'model.layers.1.self_attn.k_proj.weight' not") != std::string::npos);
+  CHECK(err.find("--fuse none") != std::string::npos);
+  CHECK(!fs::exists(part));
 }
