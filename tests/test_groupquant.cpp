@@ -7,6 +7,7 @@
 #include <cstring>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "qnum/presets.hpp"
@@ -59,7 +60,9 @@ const std::vector<gcase>& cases() {
   return c;
 }
 
-const gcase& find(const std::string& name) {
+// By value: a const std::string& parameter bound to a temporary makes GCC 13 warn (-Wdangling-reference)
+// at every `const gcase& c = find("...")`.
+const gcase& find(std::string_view name) {
   for (const auto& c : cases())
     if (c.name == name) return c;
   FAIL("missing golden case " << name);

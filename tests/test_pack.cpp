@@ -246,7 +246,9 @@ TEST_CASE("compressed-tensors PackedQuantizationCompressor golden (W4A16 g32 sym
 TEST_CASE("GGUF Q4_0 / Q4_1 / Q8_0 golden (gguf-py)") {
   const std::pair<const char*, gguf_type> types[] = {
       {"gguf_q4_0", gguf_type::q4_0}, {"gguf_q4_1", gguf_type::q4_1}, {"gguf_q8_0", gguf_type::q8_0}};
-  for (auto [name, t] : types) {
+  for (const auto& type : types) {
+    const char* name = type.first;  // not a structured binding: CAPTURE's lambda captures it (C++20 only)
+    const gguf_type t = type.second;
     CAPTURE(name);
     auto it = golden().find(name);
     REQUIRE(it != golden().end());

@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
 # The README's test command (and CI's, through .ci/run): install what is missing, then
 #   1. build everything and run every test suite (the normal build, with the 2^32 exhaustive sweep);
-#   2. build and run the host suites again under AddressSanitizer + UndefinedBehaviorSanitizer
-#      (build dir "<build>-asan", -O1, no exhaustive sweep, no CUDA, halt on the first UB report);
-#   3. fuzz every libFuzzer target for QNUM_FUZZ_SECONDS (default 30 here) each (tools/fuzz.sh, clang);
-#   4. check every packaging path with a tiny consumer project (tools/test-packaging.sh), alongside 3.
+#   2. the compiler matrix (tools/compiler_matrix.py, from stage 1's configure): every public header, the
+#      host unit tests and the examples through g++ 12 in C++20 and clang 14 and clang 19 in C++17 and
+#      C++20, -fsyntax-only with -Werror (stage 1 is g++ 12 in C++17: it builds and runs everything);
+#   3. build and run the host suites again under AddressSanitizer + UndefinedBehaviorSanitizer
+#      (build dir "<build>-asan", -Og, the machine's best SIMD target only, no exhaustive sweep, no CUDA,
+#      halt on the first UB report);
+#   4. fuzz every libFuzzer target for QNUM_FUZZ_SECONDS (default 30 here) each (tools/fuzz.sh, clang);
+#   5. check every packaging path with a tiny consumer project (tools/test-packaging.sh), alongside 4.
 # Every build is configured with -Dwerror=true: warnings are errors in the project's own test runs, never
 # in a user's plain `meson setup` build. CUDA code is compiled for one architecture: QNUM_GPU_ARCH, else
 # the local GPU's, else 90 (tools/gpu-env.sh); a user's build keeps the gpu_arch default (80, 90). Without a
 # GPU, device code is compiled at -O0 (-Ddevice_opt=0): it must compile warning-free, it never runs.
 # Prints the wall time of every stage, then one line "N passed, N failed, N skipped" (test cases,
-# doctest's counts summed, one case per fuzz target and per packaging path); exits non-zero on any failure.
-# QNUM_SKIP_STAGES="asan fuzz packaging" (any subset) leaves stages out, for quick local runs.
+# doctest's counts summed, one case per fuzz target, per packaging path and per matrix check); exits
+# non-zero on any failure.
+# QNUM_SKIP_STAGES="matrix asan fuzz packaging" (any subset) leaves stages out, for quick local runs.
+# QNUM_MATRIX="COMPILER:STD ..." replaces the matrix's entries.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . tools/gpu-env.sh  # the CUDA toolkit on PATH; arch
@@ -38,10 +44,12 @@ timed() {  # label command...
   return $rc
 }
 
-# Everything the stages need, installed up front (stages 3 and 4 run at the same time: one apt at a time).
+# Everything the stages need, installed up front (stages 4 and 5 run at the same time: one apt at a time).
 extra=()
 [[ $skip == *" fuzz "* ]] || extra+=(clang libclang-rt-14-dev)
 [[ $skip == *" packaging "* ]] || extra+=(cmake)
+matrix=${QNUM_MATRIX:-g++-12:c++20 clang++-14:c++17 clang++-14:c++20 clang++-19:c++17 clang++-19:c++20}
+[[ $skip == *" matrix "* ]] || extra+=(g++-12 clang-14 clang-19)
 timed "install-deps" bash tools/install-deps.sh "${extra[@]}" || exit 1
 
 # A stage that could not even build counts as one failed test case.
@@ -63,9 +71,9 @@ setup() {  # dir [meson options...]
 }
 
 # Build only what a build dir's tests run (the targets `meson test` would build first).
-build_tests() {  # dir
+build_tests() {  # dir [-x test]...
   local targets
-  targets=$(python3 tools/test_targets.py "$1") || return 1
+  targets=$(python3 tools/test_targets.py "$@") || return 1
   # shellcheck disable=SC2086
   ninja -C "$1" $targets
 }
@@ -78,26 +86,54 @@ else
   stage_failed "build ($builddir)" "$builddir/meson-logs/build-failed.json"
 fi
 
-# 2. The host suites under ASan + UBSan. No suppressions: any report fails the test that made it.
-# -O1, ASan's recommended level: instrumented -O3 compiles took three times as long. Only the tests'
-# targets are built (the header checks compile in stage 1).
+# 2. The compiler matrix: stage 1's compile commands (its configure step) through each COMPILER:STD,
+# -fsyntax-only (front-end warnings, every template instantiated; nothing linked or run: stage 1 does
+# that). Three test cases per entry: headers, tests, examples.
+if [[ $skip != *" matrix "* ]]; then
+  for e in $matrix; do "${e%%:*}" --version | head -n 1; done
+  rm -f "$builddir-matrix/testlog.json"
+  timed "matrix: headers, tests, examples" python3 tools/compiler_matrix.py "$builddir" "$builddir-matrix" $matrix || status=1
+  if [ -f "$builddir-matrix/testlog.json" ]; then
+    logs+=("$builddir-matrix/testlog.json")
+  else
+    stage_failed "compiler matrix" "$builddir-matrix/build-failed.json"
+  fi
+fi
+
+# 3. The host suites under ASan + UBSan. No suppressions: any report fails the test that made it.
+# -Og: the sanitizers need no optimiser; measured on test_host_simd.cpp, an instrumented compile took
+# 2.5 times as long at -O1 (and -O3 three times -O1), while -O0 made the run 3.5 times slower. Only the
+# machine's best host SIMD target is compiled in (QNUM_HOST_SIMD_TARGETS, detail/host_simd.hpp;
+# tools/simd-best.sh): the other targets' lanes are the same code at another width, run (unsanitized) in
+# stage 1, and each target compiled in costs compile time in every test that quantizes. Only the tests'
+# targets are built (the header checks compile in stage 1), less test_host_simd_avx2: with one target it
+# would repeat test_host_simd with the generic loops built with -mavx2 -mfma, a numerical check of stage 1;
+# and less the fuzz corpus replays when stage 4 runs: libFuzzer runs every committed input through the
+# same property checks under ASan + UBSan there before it fuzzes.
+asan_skip=(-x test_host_simd_avx2)
+if [[ $skip != *" fuzz "* ]]; then
+  for f in fuzz/fuzz_*.cpp; do f=${f#fuzz/fuzz_}; asan_skip+=(-x "fuzz_replay_${f%.cpp}"); done
+fi
+simd_mask=$(bash tools/simd-best.sh)
 if [[ $skip != *" asan "* ]]; then
   asandir="$builddir-asan"
   export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1}
   export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
-  if timed "asan: configure" setup "$asandir" -Db_sanitize=address,undefined -Db_lundef=false -Dcpp_args=-fno-sanitize-recover=all \
-        -Doptimization=1 -Dexhaustive=false -Dcuda=disabled -Dbenchmarks=disabled &&
-     timed "asan: build" build_tests "$asandir"; then
-    timed "asan: test" meson test -C "$asandir" --no-rebuild --print-errorlogs --num-processes 2 || status=1
+  if timed "asan: configure" setup "$asandir" -Db_sanitize=address,undefined -Db_lundef=false \
+        -Dcpp_args="-fno-sanitize-recover=all -DQNUM_HOST_SIMD_TARGETS=$simd_mask" -Doptimization=g -Dexhaustive=false -Dcuda=disabled -Dbenchmarks=disabled &&
+     timed "asan: build" build_tests "$asandir" "${asan_skip[@]}"; then
+    # shellcheck disable=SC2046
+    timed "asan: test" meson test -C "$asandir" --no-rebuild --print-errorlogs --num-processes 2 \
+      $(python3 tools/test_targets.py "$asandir" --names "${asan_skip[@]}") || status=1
     logs+=("$asandir/meson-logs/testlog.json")
   else
     stage_failed "build ($asandir, ASan+UBSan)" "$asandir/meson-logs/build-failed.json"
   fi
 fi
 
-# 4. Packaging (install to a temporary prefix, then build the four consumer projects) runs in the
-# background during stage 3: it is mostly serial, and the fuzz build leaves a core idle while its longest
-# file compiles. Its output is printed once stage 3 is done.
+# 5. Packaging (install to a temporary prefix, then build the four consumer projects) runs in the
+# background during stage 4: it is mostly serial, and the fuzz build leaves a core idle while its longest
+# file compiles. Its output is printed once stage 4 is done.
 pkgdir="$builddir-packaging"
 if [[ $skip != *" packaging "* ]]; then
   mkdir -p "$pkgdir"
@@ -110,7 +146,7 @@ if [[ $skip != *" packaging "* ]]; then
   pkgpid=$!
 fi
 
-# 3. Fuzzing (clang + libFuzzer; tools/fuzz.sh installs them): a smoke run, QNUM_FUZZ_SECONDS per target
+# 4. Fuzzing (clang + libFuzzer; tools/fuzz.sh installs them): a smoke run, QNUM_FUZZ_SECONDS per target
 # (30 unless set; tools/fuzz.sh alone: 60), two targets at a time.
 if [[ $skip != *" fuzz "* ]]; then
   fuzzdir="$builddir-fuzz"

@@ -136,8 +136,14 @@ class safetensors_file {
                              std::to_string(bytes));
       tensors_.push_back(std::move(t));
     }
-    std::stable_sort(tensors_.begin(), tensors_.end(),
-                     [](const tensor_info& a, const tensor_info& b) { return a.begin < b.begin; });
+    // By offset, header order among equal offsets: std::sort on (offset, position), as std::stable_sort
+    // would; libstdc++ 12's stable_sort calls get_temporary_buffer, an error under clang 19 -Werror.
+    std::vector<std::pair<std::uint64_t, std::size_t>> order;
+    for (std::size_t i = 0; i < tensors_.size(); ++i) order.emplace_back(tensors_[i].begin, i);
+    std::sort(order.begin(), order.end());
+    std::vector<tensor_info> sorted;
+    for (const auto& o : order) sorted.push_back(std::move(tensors_[o.second]));
+    tensors_ = std::move(sorted);
     for (std::size_t i = 1; i < tensors_.size(); ++i)
       if (tensors_[i].begin < tensors_[i - 1].end && tensors_[i].end > tensors_[i].begin)
         return fail(err, "tensor '" + tensors_[i].name + "': data overlaps tensor '" + tensors_[i - 1].name + "'");

@@ -40,6 +40,10 @@
 //
 // Enabled with GCC or Clang on x86-64 and AArch64; off under nvcc and elsewhere (QNUM_HOST_SIMD 0), or
 // when the user defines QNUM_NO_HOST_SIMD (then define it in every translation unit of the program).
+// QNUM_HOST_SIMD_TARGETS (x86-64; default 7, every target): a bit mask of the targets compiled in, 1 SSE2,
+// 2 AVX2, 4 AVX-512. A target left out is never chosen (set_host_simd_target refuses it; with none left, the
+// generic loops run); fewer targets compile faster (CI's sanitizer build keeps only the machine's best).
+// Like QNUM_NO_HOST_SIMD, define it the same in every translation unit of the program.
 #pragma once
 
 #include <atomic>
@@ -59,6 +63,9 @@
 #define QNUM_HOST_SIMD 1
 #else
 #define QNUM_HOST_SIMD 0
+#endif
+#ifndef QNUM_HOST_SIMD_TARGETS
+#define QNUM_HOST_SIMD_TARGETS 7
 #endif
 
 QNUM_BEGIN_NAMESPACE
@@ -151,6 +158,7 @@ namespace detail {
 namespace simd {
 
 #if defined(__x86_64__)
+#if QNUM_HOST_SIMD_TARGETS & 1
 namespace sse2 {
 #define QNUM_SIMD_NS sse2
 #define QNUM_SIMD_LANES 4
@@ -162,7 +170,9 @@ namespace sse2 {
 #undef QNUM_SIMD_LEVEL
 #undef QNUM_SIMD_ATTR
 }  // namespace sse2
+#endif
 
+#if QNUM_HOST_SIMD_TARGETS & 2
 QNUM_SIMD_PUSH_AVX2
 namespace avx2 {
 #define QNUM_SIMD_NS avx2
@@ -176,7 +186,9 @@ namespace avx2 {
 #undef QNUM_SIMD_ATTR
 }  // namespace avx2
 QNUM_SIMD_POP
+#endif
 
+#if QNUM_HOST_SIMD_TARGETS & 4
 QNUM_SIMD_PUSH_AVX512
 namespace avx512 {
 #define QNUM_SIMD_NS avx512
@@ -190,6 +202,7 @@ namespace avx512 {
 #undef QNUM_SIMD_ATTR
 }  // namespace avx512
 QNUM_SIMD_POP
+#endif
 #else
 namespace neon {
 #define QNUM_SIMD_NS neon
@@ -207,11 +220,13 @@ namespace neon {
 // What the CPU can run, best first.
 inline bool target_supported(simd_target t) {
 #if defined(__x86_64__)
-  if (t == simd_target::sse2 || t == simd_target::none) return true;
-  if (t == simd_target::avx2) return __builtin_cpu_supports("avx2");
+  if (t == simd_target::none) return true;
+  if (t == simd_target::sse2) return (QNUM_HOST_SIMD_TARGETS & 1) != 0;
+  if (t == simd_target::avx2) return (QNUM_HOST_SIMD_TARGETS & 2) != 0 && __builtin_cpu_supports("avx2");
   if (t == simd_target::avx512)
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+    return (QNUM_HOST_SIMD_TARGETS & 4) != 0 && __builtin_cpu_supports("avx512f") &&
+           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+           __builtin_cpu_supports("avx512vl");
   return false;
 #else
   return t == simd_target::neon || t == simd_target::none;
@@ -221,7 +236,7 @@ inline simd_target best_target() {
 #if defined(__x86_64__)
   if (target_supported(simd_target::avx512)) return simd_target::avx512;
   if (target_supported(simd_target::avx2)) return simd_target::avx2;
-  return simd_target::sse2;
+  return target_supported(simd_target::sse2) ? simd_target::sse2 : simd_target::none;
 #else
   return simd_target::neon;
 #endif
@@ -244,11 +259,18 @@ inline simd_target active_target() { return static_cast<simd_target>(active_targ
 // (fn not called) when the active target is none.
 template <class Fn>
 inline bool dispatch(Fn&& fn) {
+  static_cast<void>(fn);  // unused where QNUM_HOST_SIMD_TARGETS is 0
   switch (active_target()) {
 #if defined(__x86_64__)
+#if QNUM_HOST_SIMD_TARGETS & 4
     case simd_target::avx512: fn(avx512::engine{}); return true;
+#endif
+#if QNUM_HOST_SIMD_TARGETS & 2
     case simd_target::avx2: fn(avx2::engine{}); return true;
+#endif
+#if QNUM_HOST_SIMD_TARGETS & 1
     case simd_target::sse2: fn(sse2::engine{}); return true;
+#endif
 #else
     case simd_target::neon: fn(neon::engine{}); return true;
 #endif
