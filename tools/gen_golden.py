@@ -535,12 +535,30 @@ def groupquant(out):
     print("wrote", path, os.path.getsize(path), "bytes,", len(cases), "cases")
 
 
+def _write_sharded_ckpt(d, shard1, shard2, config):
+    """Two safetensors shards, their index and config.json in directory d (an HF-style checkpoint)."""
+    import json
+    from safetensors.torch import save_file
+    os.makedirs(d, exist_ok=True)
+    files = {"model-00001-of-00002.safetensors": shard1, "model-00002-of-00002.safetensors": shard2}
+    wm, total = {}, 0
+    for fn, sd in files.items():
+        save_file(sd, os.path.join(d, fn), metadata={"format": "pt"})
+        for k, v in sd.items():
+            wm[k] = fn
+            total += v.numel() * v.element_size()
+    with open(os.path.join(d, "model.safetensors.index.json"), "w") as f:
+        json.dump({"metadata": {"total_size": total}, "weight_map": wm}, f, indent=2)
+    with open(os.path.join(d, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+    return files
+
+
 def convert(out):
     """qnum-convert: a tiny synthetic HF checkpoint (2 shards + index, bf16/fp16/fp32, odd shapes, one layer the
     test excludes with --exclude o_proj) and the expected quantized tensors from the reference code:
     compressed-tensors 0.20 calculate_qparams + PackedQuantizationCompressor.compress (W4A16 g128 sym with bf16
     scale_dtype; g32 asym with fp32 scales), DeepGEMM per_block_cast_to_fp8 (numerics.md section 8, copied)."""
-    import json
     import torch
     from safetensors.torch import save_file
     from compressed_tensors.compressors.pack_quantized.base import PackedQuantizationCompressor
@@ -571,19 +589,8 @@ def convert(out):
         "model.layers.0.step": torch.tensor([3], dtype=torch.int64),
     }
     d = os.path.join(out, "convert", "ckpt")
-    os.makedirs(d, exist_ok=True)
-    files = {"model-00001-of-00002.safetensors": shard1, "model-00002-of-00002.safetensors": shard2}
-    wm = {}
-    total = 0
-    for fn, sd in files.items():
-        save_file(sd, os.path.join(d, fn), metadata={"format": "pt"})
-        for k, v in sd.items():
-            wm[k] = fn
-            total += v.numel() * v.element_size()
-    with open(os.path.join(d, "model.safetensors.index.json"), "w") as f:
-        json.dump({"metadata": {"total_size": total}, "weight_map": wm}, f, indent=2)
-    with open(os.path.join(d, "config.json"), "w") as f:
-        json.dump({"architectures": ["LlamaForCausalLM"], "hidden_size": 128, "torch_dtype": "bfloat16"}, f, indent=2)
+    files = _write_sharded_ckpt(d, shard1, shard2, {"architectures": ["LlamaForCausalLM"], "hidden_size": 128,
+                                            "torch_dtype": "bfloat16"})
 
     quant = {k: v for sd in files.values() for k, v in sd.items()
              if k.endswith(".weight") and v.dim() == 2 and "o_proj" not in k and "embed" not in k and "lm_head" not in k}
@@ -773,7 +780,6 @@ def convert_bf16_flow(out):
     all-zero row and a row of tiny values) and what compressed-tensors 0.20 writes for it (ct_model_free_flow on the
     bf16 weights: golden_bf16_<fmt>), plus NVFP4 on the fp32-upcast weights with fused global scales (golden_fused_nvfp4).
     Its own random generator: the older convert goldens do not change."""
-    import json
     import torch
     from safetensors.torch import save_file
     from compressed_tensors.quantization import QuantizationArgs, QuantizationScheme, preset_name_to_scheme
@@ -800,19 +806,8 @@ def convert_bf16_flow(out):
     shard2["model.layers.1.mlp.down_proj.weight"] = w(128, 96, 0.05)   # 96 columns: excluded from w4a16 g128
     shard2["model.norm.weight"] = torch.ones(128, dtype=torch.bfloat16)
     d = os.path.join(out, "convert", "ckpt_bf16")
-    os.makedirs(d, exist_ok=True)
-    files = {"model-00001-of-00002.safetensors": shard1, "model-00002-of-00002.safetensors": shard2}
-    wm, total = {}, 0
-    for fn, sd in files.items():
-        save_file(sd, os.path.join(d, fn), metadata={"format": "pt"})
-        for k, v in sd.items():
-            wm[k] = fn
-            total += v.numel() * v.element_size()
-    with open(os.path.join(d, "model.safetensors.index.json"), "w") as f:
-        json.dump({"metadata": {"total_size": total}, "weight_map": wm}, f, indent=2)
-    with open(os.path.join(d, "config.json"), "w") as f:
-        json.dump({"architectures": ["LlamaForCausalLM"], "hidden_size": 128, "tie_word_embeddings": True,
-                   "torch_dtype": "bfloat16"}, f, indent=2)
+    files = _write_sharded_ckpt(d, shard1, shard2, {"architectures": ["LlamaForCausalLM"], "hidden_size": 128,
+                                            "tie_word_embeddings": True, "torch_dtype": "bfloat16"})
 
     quant = {k: v for sd in files.values() for k, v in sd.items() if k.endswith("_proj.weight")}
     g128 = {k: v for k, v in quant.items() if v.shape[1] % 128 == 0}

@@ -377,6 +377,7 @@ QNUM_HD group_params compute_params(const scheme<F>& s, const group_stats& st, f
       default: stored = bits_to_float(1u); break;
     }
   }
+  if (eps_late && sc == 0.0f) sc = stored;  // eps 0 after storage: codes from the fp32 scale use the stored one
   p.scale = stored;
   p.code_scale = s.codes_from_stored ? stored : sc;
   p.inv = finite_or_max(to_work(div_rn(1.0f, p.code_scale), w));

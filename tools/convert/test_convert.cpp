@@ -100,6 +100,27 @@ struct checkpoint {
 
 bool ends_with(const std::string& s, const std::string& e) { return s.size() >= e.size() && s.compare(s.size() - e.size(), e.size(), e) == 0; }
 
+// 32-bit words of tensor n that differ between o and g, leaving out weight row `row` (an all-zero row, where
+// compressed-tensors' asymmetric zero point is NaN): its weight_packed and fp32 weight_scale row, and its nibble
+// of the packed weight_zero_point (nibble row % 8 of packed row row / 8).
+int diffs_except_row(const checkpoint& o, const checkpoint& g, const std::string& n, std::int64_t row) {
+  const auto* a = reinterpret_cast<const std::uint32_t*>(o.data(n));
+  const auto* b = reinterpret_cast<const std::uint32_t*>(g.data(n));
+  const auto& sh = g.info(n).shape;
+  int diffs = 0;
+  for (std::int64_t r = 0; r < sh[0]; ++r)
+    for (std::int64_t c = 0; c < sh[1]; ++c) {
+      std::uint32_t x = a[r * sh[1] + c], y = b[r * sh[1] + c];
+      if ((ends_with(n, "weight_packed") || ends_with(n, "weight_scale")) && r == row) continue;
+      if (ends_with(n, "weight_zero_point") && r == row / 8) {
+        x &= ~(0xFu << 4 * (row % 8));
+        y &= ~(0xFu << 4 * (row % 8));
+      }
+      diffs += x != y;
+    }
+  return diffs;
+}
+
 void check_against_golden(const std::string& out, const std::string& golden, bool asym) {
   checkpoint o(out), g(golden), in(ckpt);
   for (auto& kv : g.t) {
@@ -112,22 +133,7 @@ void check_against_golden(const std::string& out, const std::string& golden, boo
     if (asym && n.find("down_proj") != std::string::npos && !ends_with(n, "weight_shape")) {
       // Row 129 is all zero: compressed-tensors' asymmetric zero point is NaN there (0/0), qnum's is defined
       // (scale eps, zero point, codes = zero point, dequantizes to 0). Compare every other row exactly.
-      const auto* a = reinterpret_cast<const std::uint32_t*>(o.data(n));
-      const auto* b = reinterpret_cast<const std::uint32_t*>(g.data(n));
-      const auto& sh = g.info(n).shape;
-      int diffs = 0;
-      for (std::int64_t r = 0; r < sh[0]; ++r)
-        for (std::int64_t c = 0; c < sh[1]; ++c) {
-          std::uint32_t x = a[r * sh[1] + c], y = b[r * sh[1] + c];
-          if (ends_with(n, "weight_packed") && r == 129) continue;
-          if (ends_with(n, "weight_zero_point") && r == 129 / 8) {  // nibble 129 % 8 of packed row 16
-            x &= ~(0xFu << 4 * (129 % 8));
-            y &= ~(0xFu << 4 * (129 % 8));
-          }
-          if (ends_with(n, "weight_scale") && r == 129) continue;
-          diffs += x != y;
-        }
-      CHECK(diffs == 0);
+      CHECK(diffs_except_row(o, g, n, 129) == 0);
     } else {
       CHECK(std::memcmp(o.data(n), g.data(n), o.bytes(n)) == 0);
     }
@@ -962,21 +968,7 @@ void check_bf16_golden(const fs::path& out, const std::string& golden, bool asym
     REQUIRE(o.bytes(n) == g.bytes(n));
     if (asym && n.find("layers.0.mlp.down_proj") != std::string::npos &&
         (ends_with(n, "weight_packed") || ends_with(n, "weight_zero_point"))) {
-      const auto* a = reinterpret_cast<const std::uint32_t*>(o.data(n));
-      const auto* b = reinterpret_cast<const std::uint32_t*>(g.data(n));
-      const auto& sh = g.info(n).shape;
-      int diffs = 0;
-      for (std::int64_t r = 0; r < sh[0]; ++r)
-        for (std::int64_t c = 0; c < sh[1]; ++c) {
-          std::uint32_t x = a[r * sh[1] + c], y = b[r * sh[1] + c];
-          if (ends_with(n, "weight_packed") && r == 100) continue;
-          if (ends_with(n, "weight_zero_point") && r == 100 / 8) {
-            x &= ~(0xFu << 4 * (100 % 8));
-            y &= ~(0xFu << 4 * (100 % 8));
-          }
-          diffs += x != y;
-        }
-      CHECK(diffs == 0);
+      CHECK(diffs_except_row(o, g, n, 100) == 0);
     } else {
       CHECK(std::memcmp(o.data(n), g.data(n), o.bytes(n)) == 0);
     }
