@@ -121,8 +121,10 @@ int diffs_except_row(const checkpoint& o, const checkpoint& g, const std::string
   return diffs;
 }
 
-void check_against_golden(const std::string& out, const std::string& golden, bool asym) {
-  checkpoint o(out), g(golden), in(ckpt);
+// Every tensor of golden g present in o with its dtype and shape, and byte-equal, except where zero_row(n) gives
+// a row to leave out (diffs_except_row).
+template <class ZeroRow>
+void check_golden_tensors(const checkpoint& o, const checkpoint& g, ZeroRow&& zero_row) {
   for (auto& kv : g.t) {
     const std::string& n = kv.first;
     CAPTURE(n);
@@ -130,14 +132,19 @@ void check_against_golden(const std::string& out, const std::string& golden, boo
     CHECK(o.info(n).dtype == g.info(n).dtype);
     CHECK(o.info(n).shape == g.info(n).shape);
     REQUIRE(o.bytes(n) == g.bytes(n));
-    if (asym && n.find("down_proj") != std::string::npos && !ends_with(n, "weight_shape")) {
-      // Row 129 is all zero: compressed-tensors' asymmetric zero point is NaN there (0/0), qnum's is defined
-      // (scale eps, zero point, codes = zero point, dequantizes to 0). Compare every other row exactly.
-      CHECK(diffs_except_row(o, g, n, 129) == 0);
-    } else {
-      CHECK(std::memcmp(o.data(n), g.data(n), o.bytes(n)) == 0);
-    }
+    const std::int64_t row = zero_row(n);
+    if (row >= 0) CHECK(diffs_except_row(o, g, n, row) == 0);
+    else CHECK(std::memcmp(o.data(n), g.data(n), o.bytes(n)) == 0);
   }
+}
+
+void check_against_golden(const std::string& out, const std::string& golden, bool asym) {
+  checkpoint o(out), g(golden), in(ckpt);
+  // Row 129 of down_proj is all zero: compressed-tensors' asymmetric zero point is NaN there (0/0), qnum's is
+  // defined (scale eps, zero point, codes = zero point, dequantizes to 0). Every other row is compared exactly.
+  check_golden_tensors(o, g, [&](const std::string& n) -> std::int64_t {
+    return asym && n.find("down_proj") != std::string::npos && !ends_with(n, "weight_shape") ? 129 : -1;
+  });
   // Everything else is a copy of the input.
   int copied = 0;
   for (auto& kv : o.t) {
@@ -959,20 +966,12 @@ const std::string ckpt_bf16 = data_dir + "/ckpt_bf16";
 // zero point is NaN (0/0); its codes and zero point are not compared.
 void check_bf16_golden(const fs::path& out, const std::string& golden, bool asym) {
   checkpoint o(out.string()), g(data_dir + "/" + golden + ".safetensors"), in(ckpt_bf16);
-  for (auto& kv : g.t) {
-    const std::string& n = kv.first;
-    CAPTURE(n);
-    REQUIRE(o.t.count(n) == 1);
-    CHECK(o.info(n).dtype == g.info(n).dtype);
-    CHECK(o.info(n).shape == g.info(n).shape);
-    REQUIRE(o.bytes(n) == g.bytes(n));
-    if (asym && n.find("layers.0.mlp.down_proj") != std::string::npos &&
-        (ends_with(n, "weight_packed") || ends_with(n, "weight_zero_point"))) {
-      CHECK(diffs_except_row(o, g, n, 100) == 0);
-    } else {
-      CHECK(std::memcmp(o.data(n), g.data(n), o.bytes(n)) == 0);
-    }
-  }
+  check_golden_tensors(o, g, [&](const std::string& n) -> std::int64_t {
+    return asym && n.find("layers.0.mlp.down_proj") != std::string::npos &&
+                   (ends_with(n, "weight_packed") || ends_with(n, "weight_zero_point"))
+               ? 100
+               : -1;
+  });
   for (auto& kv : o.t) {
     if (g.t.count(kv.first)) continue;
     CAPTURE(kv.first);
