@@ -108,11 +108,14 @@ QNUM_HD group_params ct_nvfp4_params_from_code(std::uint32_t code, float global_
 // NVFP4 block parameters (calculate_qparams with global_scale, scale_dtype float8_e4m3fn):
 // s = e4m3fn(RNE satfinite(g * (amax_block / 6))) (fp32 divide, then multiply); s == 0 -> 0.125 (finfo eps
 // of float8_e4m3fn); weight_scale = the e4m3fn code of s; code_scale = scale = s / g.
-QNUM_HD group_params ct_nvfp4_params(float amax_block, float global_scale) {
-  const float sc = detail::mul_rn(global_scale, detail::div_rn(amax_block, 6.0f));
+// The storage step of that rule, from the scaled block scale sc = g * (amax / 6) however it was computed.
+QNUM_HD group_params ct_nvfp4_params_from_scale(float sc, float global_scale) {
   std::uint32_t code = encode<fp8_e4m3>(sc, rne, satfinite);
   if (decode<fp8_e4m3>(code) == 0.0f) code = encode<fp8_e4m3>(0.125f, rne, satfinite);
   return ct_nvfp4_params_from_code(code, global_scale);
+}
+QNUM_HD group_params ct_nvfp4_params(float amax_block, float global_scale) {
+  return ct_nvfp4_params_from_scale(detail::mul_rn(global_scale, detail::div_rn(amax_block, 6.0f)), global_scale);
 }
 // MXFP4 block parameters from a stored weight_scale code (uint8 biased exponent): scale = 2^(code - 127).
 QNUM_HD group_params ct_mxfp4_params_from_code(std::uint32_t code) { return detail::pow2_params(code); }

@@ -172,14 +172,7 @@ QNUM_HD std::uint32_t read_scale(const scale_view& s, std::int64_t i, std::int64
 template <class F>
 QNUM_HD group_params params_from_stored(const scheme<F>& s, std::uint32_t code, std::int32_t zero, float outer) {
   group_params p;
-  float v;
-  switch (s.store) {
-    case scale_storage::bf16: v = from_bf16(static_cast<std::uint16_t>(code)); break;
-    case scale_storage::fp16: v = from_fp16(static_cast<std::uint16_t>(code)); break;
-    case scale_storage::ue4m3: v = decode<ue4m3>(code); break;
-    case scale_storage::e8m0: v = pow2_from_biased(static_cast<int>(code)); break;
-    default: v = bits_to_float(code); break;
-  }
+  float v = scale_value(s.store, code);
   outer = sanitize_outer(outer);
   if (outer > 0.0f) v = finite_or_max(mul_rn(v, outer));
   p.scale = v;

@@ -259,15 +259,26 @@ QNUM_HD constexpr int emax_elem() {  // floor(log2(max_value)) of a float elemen
   return e;
 }
 
+// The value of stored scale code `code` in storage st.
+QNUM_HD float scale_value(scale_storage st, std::uint32_t code) {
+  switch (st) {
+    case scale_storage::bf16: return from_bf16(static_cast<std::uint16_t>(code));
+    case scale_storage::fp16: return from_fp16(static_cast<std::uint16_t>(code));
+    case scale_storage::ue4m3: return decode<ue4m3>(code);
+    case scale_storage::e8m0: return pow2_from_biased(static_cast<int>(code));
+    default: return bits_to_float(code);
+  }
+}
 // Round scale x into storage st: the stored value, its bits in `code`.
 QNUM_HD float store_scale(scale_storage st, float x, std::uint32_t& code) {
   switch (st) {
-    case scale_storage::bf16: code = encode<bf16>(x, rne, satfinite); return from_bf16(static_cast<std::uint16_t>(code));
-    case scale_storage::fp16: code = encode<fp16>(x, rne, satfinite); return from_fp16(static_cast<std::uint16_t>(code));
-    case scale_storage::ue4m3: code = encode<ue4m3>(x, rne, satfinite); return decode<ue4m3>(code);
-    case scale_storage::e8m0: code = encode<e8m0>(x, rtz, satfinite); return pow2_from_biased(static_cast<int>(code));
-    default: code = float_to_bits(x); return x;
+    case scale_storage::bf16: code = encode<bf16>(x, rne, satfinite); break;
+    case scale_storage::fp16: code = encode<fp16>(x, rne, satfinite); break;
+    case scale_storage::ue4m3: code = encode<ue4m3>(x, rne, satfinite); break;
+    case scale_storage::e8m0: code = encode<e8m0>(x, rtz, satfinite); break;
+    default: code = float_to_bits(x); break;
   }
+  return scale_value(st, code);
 }
 
 }  // namespace detail
@@ -370,12 +381,7 @@ QNUM_HD group_params compute_params(const scheme<F>& s, const group_stats& st, f
   }
   if (stored == 0.0f) {  // a scale that rounds to zero in its storage: the storage's smallest positive value
     p.scale_code = 1u;   // fp32/bf16/fp16: the smallest subnormal; ue4m3: 2^-9 (e8m0 never reaches 0)
-    switch (s.store) {
-      case scale_storage::bf16: stored = from_bf16(1u); break;
-      case scale_storage::fp16: stored = from_fp16(1u); break;
-      case scale_storage::ue4m3: stored = decode<ue4m3>(1u); break;
-      default: stored = bits_to_float(1u); break;
-    }
+    stored = scale_value(s.store, 1u);
   }
   if (eps_late && sc == 0.0f) sc = stored;  // eps 0 after storage: codes from the fp32 scale use the stored one
   p.scale = stored;

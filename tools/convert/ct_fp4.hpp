@@ -29,10 +29,8 @@ QNUM_HD float ct_nvfp4_global_scale_bf16(float amax_tensor) {
 // (the compressor divides the bf16 weight by an fp32 scale), so ct_fp4 and ct_nvfp4_params_from_code are unchanged.
 QNUM_HD qnum::group_params ct_nvfp4_params_bf16(float amax_block, float global_scale) {
   namespace d = qnum::detail;
-  const float sc = d::mul_rn(global_scale, d::to_work(d::div_rn(amax_block, 6.0f), qnum::work_dtype::bf16));
-  std::uint32_t code = qnum::encode<qnum::fp8_e4m3>(sc, qnum::rne, qnum::satfinite);
-  if (qnum::decode<qnum::fp8_e4m3>(code) == 0.0f) code = qnum::encode<qnum::fp8_e4m3>(0.125f, qnum::rne, qnum::satfinite);
-  return qnum::presets::ct_nvfp4_params_from_code(code, global_scale);
+  return qnum::presets::ct_nvfp4_params_from_scale(
+      d::mul_rn(global_scale, d::to_work(d::div_rn(amax_block, 6.0f), qnum::work_dtype::bf16)), global_scale);
 }
 
 // NVFP4 weight_global_scale from the amax of the tensor (or of its fused group).
