@@ -277,11 +277,11 @@ int main(int argc, char** argv) {
   std::vector<result> all;
   for (const auto& d : sets) {
     for (const auto& gr : grans) {
-      all.push_back(measure("int4_sym_restr", gr, symmetric_restricted<int4>(), d, false));
-      all.push_back(measure("int4_sym_full", gr, symmetric_full<int4>(), d, false));
-      all.push_back(measure("int4_asym", gr, asymmetric<uint4>(), d, false));
-      all.push_back(measure("int8_sym", gr, symmetric_restricted<int8>(), d, false));
-      all.push_back(measure("int8_asym", gr, asymmetric<uint8>(), d, false));
+      all.push_back(measure("int4_sym_restr", gr, symmetric_restricted<qint4>(), d, false));
+      all.push_back(measure("int4_sym_full", gr, symmetric_full<qint4>(), d, false));
+      all.push_back(measure("int4_asym", gr, asymmetric<quint4>(), d, false));
+      all.push_back(measure("int8_sym", gr, symmetric_restricted<qint8>(), d, false));
+      all.push_back(measure("int8_asym", gr, asymmetric<quint8>(), d, false));
       all.push_back(measure("fp8_e4m3", gr, float_amax<fp8_e4m3>(), d, false));
       all.push_back(measure("fp8_e5m2", gr, float_amax<fp8_e5m2>(), d, false));
       all.push_back(measure("fp4_e2m1", gr, float_amax<fp4_e2m1>(), d, false));

@@ -1,5 +1,5 @@
-// bench/throughput_device.cu: qnum-bench-device, CUDA-event timing of the device launchers (qnum/cuda/quantize.cuh,
-// qnum/cuda/dynamic_scale.cuh) against a device-to-device copy measured in the same run.
+// bench/throughput_device.cu: qnum-bench-device, CUDA-event timing of the device launchers (qnum/gpu/quantize.cuh,
+// qnum/train/dynamic_scale.cuh) against a device-to-device copy measured in the same run.
 //
 //   qnum-bench-device [--quick] [--reps N] [--calls N] [--filter TEXT] [--csv FILE] [--md FILE]
 //
@@ -34,9 +34,9 @@
 #include <string>
 #include <vector>
 
-#include "qnum/cuda/dynamic_scale.cuh"
-#include "qnum/cuda/quantize.cuh"
-#include "qnum/dynamic_scale.hpp"
+#include "qnum/train/dynamic_scale.cuh"
+#include "qnum/gpu/quantize.cuh"
+#include "qnum/train/dynamic_scale.hpp"
 #include "qnum/layout/compressed_tensors.hpp"
 #include "qnum/presets.hpp"
 #include "qnum/quantize_tensor.hpp"
@@ -353,7 +353,7 @@ cudaError_t dev_quantize(const H& h, qnum::group_shape g, shape sh, bool two_pas
   const auto s = h.get();
   const auto gr = grid_of(sh, g);
   const qnum::matrix_view<std::int32_t> zv = asym(s) ? qnum::view(D.zeros, gr.nr, gr.nc) : qnum::matrix_view<std::int32_t>{};
-  return qnum::cuda::launch_quantize(h, in_view<T>(sh), g, qnum::view(D.codes, sh.rows, sh.cols), scale_view_of(s, gr, D.scales),
+  return qnum::gpu::launch_quantize(h, in_view<T>(sh), g, qnum::view(D.codes, sh.rows, sh.cols), scale_view_of(s, gr, D.scales),
                                      zv, qnum::nearest(), 0.0f, D.stream, two_pass ? D.scratch3 : nullptr);
 }
 
@@ -388,7 +388,7 @@ cudaError_t dev_pack(const H& h, std::int64_t G, shape sh) {
   const auto s = h.get();
   const auto gr = grid_of(sh, qnum::group_size(G));
   const qnum::matrix_view<std::int32_t> zv = asym(s) ? qnum::view(D.zeros, gr.nr, gr.nc) : qnum::matrix_view<std::int32_t>{};
-  return qnum::cuda::launch_w4a16_pack(h, in_view<T>(sh), G, D.packed, scale_view_of(s, gr, D.scales), zv, D.stream);
+  return qnum::gpu::launch_w4a16_pack(h, in_view<T>(sh), G, D.packed, scale_view_of(s, gr, D.scales), zv, D.stream);
 }
 
 template <class H, class T>
@@ -428,7 +428,7 @@ cudaError_t dev_dequantize(const H& h, qnum::group_shape g, shape sh) {
   const auto gr = grid_of(sh, g);
   const qnum::matrix_view<const std::int32_t> zv =
       asym(s) ? qnum::view(static_cast<const std::int32_t*>(D.zeros), gr.nr, gr.nc) : qnum::matrix_view<const std::int32_t>{};
-  return qnum::cuda::launch_dequantize(h, qnum::view(static_cast<const std::uint8_t*>(D.codes), sh.rows, sh.cols), g,
+  return qnum::gpu::launch_dequantize(h, qnum::view(static_cast<const std::uint8_t*>(D.codes), sh.rows, sh.cols), g,
                                        scale_view_of(s, gr, D.scales), zv, out_view<U>(sh), 0.0f, D.stream);
 }
 
@@ -455,7 +455,7 @@ std::string check_dequantize(const H& h, qnum::group_shape g, shape sh) {
 // --- fake quantize (output in the input's type) -------------------------------------------------------
 template <class H, class T>
 cudaError_t dev_fake(const H& h, qnum::group_shape g, shape sh) {
-  return qnum::cuda::launch_fake_quantize(h, in_view<T>(sh), g, out_view<T>(sh), qnum::nearest(), 0.0f, D.stream, nullptr);
+  return qnum::gpu::launch_fake_quantize(h, in_view<T>(sh), g, out_view<T>(sh), qnum::nearest(), 0.0f, D.stream, nullptr);
 }
 
 template <class H, class T>
@@ -488,7 +488,7 @@ void reset_grad(shape sh) {
 
 template <class R>
 cudaError_t dev_grad(shape sh) {
-  return qnum::cuda::launch_quantize_gradient_int8(static_cast<const float*>(D.in_f32), D.gcodes, residual<R>(), sh.un(), 0,
+  return qnum::gpu::launch_quantize_gradient_int8(static_cast<const float*>(D.in_f32), D.gcodes, residual<R>(), sh.un(), 0,
                                                    D.states, D.ds_scratch, grad_cfg(), D.stream);
 }
 
@@ -501,14 +501,14 @@ std::string check_grad(shape sh) {
   std::vector<R> hres(sh.un(), R{0});
   for (int step = 0; step < 3; ++step) {
     QB_CHECK(dev_grad<R>(sh));
-    qnum::cuda::dynamic_scale_scratch_header hdr{};
+    qnum::gpu::dynamic_scale_scratch_header hdr{};
     QB_CHECK(cudaMemcpyAsync(&hdr, D.ds_scratch, sizeof hdr, cudaMemcpyDeviceToHost, D.stream));
     const auto dcodes = download(D.gcodes, sh.un());
     const auto dres = download(static_cast<const R*>(residual<R>()), sh.un());
     const auto dst = download(static_cast<const qnum::dynamic_scale_state*>(D.states), 1);
     const qnum::dq_status hs = qnum::quantize_gradient_int8(g.data(), hcodes.data(), hres.data(), sh.un(), 0, &hst, grad_cfg());
     const std::string at = " (step " + std::to_string(step) + ")";
-    if (qnum::cuda::dynamic_scale_status(hdr) != hs) return "status differs" + at;
+    if (qnum::gpu::dynamic_scale_status(hdr) != hs) return "status differs" + at;
     std::string d = diff("codes", dcodes, hcodes);
     if (d.empty()) d = diff("residual", dres, hres);
     if (d.empty() && std::memcmp(&dst[0], &hst, sizeof hst) != 0) d = "state (scale/amax/counters) differs";
@@ -518,7 +518,7 @@ std::string check_grad(shape sh) {
 }
 
 cudaError_t dev_grad_dequant(shape sh) {
-  return qnum::cuda::launch_dequantize_gradient_int8(D.gcodes, sh.un(), 0, D.states, D.out_b16, qnum::dequant_dtype::bf16, D.stream);
+  return qnum::gpu::launch_dequantize_gradient_int8(D.gcodes, sh.un(), 0, D.states, D.out_b16, qnum::dequant_dtype::bf16, D.stream);
 }
 
 std::string check_grad_dequant(shape sh) {
@@ -928,7 +928,7 @@ int main(int argc, char** argv) {
   D.res_f32 = dalloc<float>(cap);
   D.res_b16 = dalloc<std::uint16_t>(cap);
   D.states = dalloc<qnum::dynamic_scale_state>(1);
-  D.ds_scratch = dalloc<unsigned char>(qnum::cuda::dynamic_scale_scratch_bytes(1));
+  D.ds_scratch = dalloc<unsigned char>(qnum::gpu::dynamic_scale_scratch_bytes(1));
   D.copy_src = dalloc<unsigned char>(D.copy_bytes);
   D.copy_dst = dalloc<unsigned char>(D.copy_bytes);
   D.flush = dalloc<unsigned char>(D.flush_bytes);

@@ -11,7 +11,7 @@
 // is 0.05 s per benchmark to keep the run short; pass your own to override.
 #include "bench_util.hpp"
 
-#include <qnum/dynamic_scale.hpp>
+#include <qnum/train/dynamic_scale.hpp>
 #include <qnum/layout/compressed_tensors.hpp>
 #include <qnum/layout/gguf.hpp>
 #include <qnum/presets.hpp>
@@ -82,9 +82,9 @@ void bm_copy(benchmark::State& s) {
 
 // ---- group quantize to codes (INT8 sym, fp32 scales): groups of GS, the scheme as a value known at run
 // time (runtime_int8) or fixed at compile time (fixed_int8) -------------------------------------------------
-qnum::scheme<qnum::int8> runtime_int8_value = qnum::presets::int8_sym;  // not const: the compiler cannot fold it
+qnum::scheme<qnum::qint8> runtime_int8_value = qnum::presets::int8_sym;  // not const: the compiler cannot fold it
 struct runtime_int8 {
-  qnum::runtime_scheme<qnum::int8> operator()() const { return qnum::as_holder(runtime_int8_value); }
+  qnum::runtime_scheme<qnum::qint8> operator()() const { return qnum::as_holder(runtime_int8_value); }
 };
 struct fixed_int8 {
   qnum::fixed_scheme<qnum::presets::int8_sym> operator()() const { return {}; }

@@ -182,7 +182,7 @@ class Scheme:
         return self.fmax
 
 
-INT8_SYM = Scheme("symmetric_restricted<int8>", "sym_restricted", -127, 127)
+INT8_SYM = Scheme("symmetric_restricted<qint8>", "sym_restricted", -127, 127)
 SLIME_INT4 = Scheme("slime_int4_qat", "sym_restricted", -7, 7, eps_rule="floor", eps=SLIME_EPS, bits=4)
 CT_W4A16_SYM = Scheme("ct_w4a16_sym", "sym_full", -8, 7, eps_rule="zero_to", eps=FP32_EPS, bits=4)
 CT_W4A16_ASYM = Scheme("ct_w4a16_asym", "asym", -8, 7, eps_rule="zero_to", eps=FP32_EPS, zero_first=True, bits=4)

@@ -64,7 +64,7 @@ int4_tensor export_int4(const mat& w, int rows, int cols) {
   qnum::quantize(scheme, qnum::view(w.data(), rows, cols), qnum::group_size(group), qnum::view(codes.data(), rows, cols),
                  qnum::scales_of(t.weight_scale.data(), rows, cols / group));
   std::vector<std::int8_t> q(codes.size());
-  for (std::size_t i = 0; i < q.size(); ++i) q[i] = static_cast<std::int8_t>(qnum::code_to_int<qnum::int4>(codes[i]));
+  for (std::size_t i = 0; i < q.size(); ++i) q[i] = static_cast<std::int8_t>(qnum::code_to_int<qnum::qint4>(codes[i]));
   qnum::ct_pack_weight(q.data(), rows, cols, 4, t.weight_packed.data());
   return t;
 }

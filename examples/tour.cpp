@@ -36,8 +36,8 @@ int main() {
   for (auto& v : x) v = normal(rng);
   std::printf("qnum %d.%d.%d: per-tensor absmax quantization of %zu N(0,1) values\n", QNUM_VERSION_MAJOR,
               QNUM_VERSION_MINOR, QNUM_VERSION_PATCH, x.size());
-  report<qnum::int8>(x);
-  report<qnum::int4>(x);
+  report<qnum::qint8>(x);
+  report<qnum::qint4>(x);
   report<qnum::fp8_e4m3>(x);
   report<qnum::fp8_e5m2>(x);
   report<qnum::fp4_e2m1>(x);

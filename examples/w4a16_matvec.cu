@@ -64,7 +64,7 @@ int main() {
   if (qnum::quantize(scheme, qnum::view<const float>(w.data(), n_out, k_in), qnum::group_size(group),
                      qnum::view(codes.data(), n_out, k_in), sv) != qnum::status::ok) return 1;
   std::vector<std::int8_t> q(codes.size());
-  for (std::size_t i = 0; i < q.size(); ++i) q[i] = static_cast<std::int8_t>(qnum::code_to_int<qnum::int4>(codes[i]));
+  for (std::size_t i = 0; i < q.size(); ++i) q[i] = static_cast<std::int8_t>(qnum::code_to_int<qnum::qint4>(codes[i]));
   std::vector<std::uint32_t> packed(n_out * words_per_row);
   if (qnum::ct_pack_weight(q.data(), n_out, k_in, 4, packed.data()) != qnum::pack_status::ok) return 1;
 

@@ -244,10 +244,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::uint32_t r1 = in.take<std::uint32_t>();
   const std::uint32_t r2 = in.take<std::uint32_t>();
   const std::uint32_t code = in.take<std::uint16_t>();
-  check_format<qnum::int4>(x, r1, r2, code);
-  check_format<qnum::uint4>(x, r1, r2, code);
-  check_format<qnum::int8>(x, r1, r2, code);
-  check_format<qnum::uint8>(x, r1, r2, code);
+  check_format<qnum::qint4>(x, r1, r2, code);
+  check_format<qnum::quint4>(x, r1, r2, code);
+  check_format<qnum::qint8>(x, r1, r2, code);
+  check_format<qnum::quint8>(x, r1, r2, code);
   check_format<qnum::fp8_e4m3>(x, r1, r2, code);
   check_format<qnum::fp8_e5m2>(x, r1, r2, code);
   check_format<qnum::fp4_e2m1>(x, r1, r2, code);

@@ -1,5 +1,5 @@
 // fuzz/fuzz_feedback.cpp: property fuzzing of the INT8 gradient quantizer with EMA/clip dynamic scales
-// and residual error feedback (qnum/dynamic_scale.hpp) and of INT8 Adam (qnum/int8_adam.hpp).
+// and residual error feedback (qnum/train/dynamic_scale.hpp) and of INT8 Adam (qnum/train/int8_adam.hpp).
 //
 // Input bytes: op (0-2: gradient quantizer over several steps, 3: dynamic_scale_update alone, 4: INT8
 // Adam), option bytes, then values. Buffers are exactly sized (new T[n]).
@@ -43,8 +43,8 @@
 #include <vector>
 
 #include "fuzz_util.hpp"
-#include "qnum/dynamic_scale.hpp"
-#include "qnum/int8_adam.hpp"
+#include "qnum/train/dynamic_scale.hpp"
+#include "qnum/train/int8_adam.hpp"
 
 namespace {
 

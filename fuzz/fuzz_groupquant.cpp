@@ -538,10 +538,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   qnum_fuzz::input in(data, size);
   const header h = parse(in);
   switch (h.fmt % 7) {
-    case 0: run_format<qnum::int4>(h, in); break;
-    case 1: run_format<qnum::uint4>(h, in); break;
-    case 2: run_format<qnum::int8>(h, in); break;
-    case 3: run_format<qnum::uint8>(h, in); break;
+    case 0: run_format<qnum::qint4>(h, in); break;
+    case 1: run_format<qnum::quint4>(h, in); break;
+    case 2: run_format<qnum::qint8>(h, in); break;
+    case 3: run_format<qnum::quint8>(h, in); break;
     case 4: run_format<qnum::fp8_e4m3>(h, in); break;
     case 5: run_format<qnum::fp8_e5m2>(h, in); break;
     default: run_format<qnum::fp4_e2m1>(h, in); break;

@@ -1,4 +1,4 @@
-// fuzz/fuzz_pack.cpp: property fuzzing of qnum/pack.hpp and every layout writer in qnum/layout/*.hpp
+// fuzz/fuzz_pack.cpp: property fuzzing of qnum/layout/pack.hpp and every layout writer in qnum/layout/*.hpp
 // (compressed_tensors, gptq_awq, marlin, gguf, fp8_block).
 //
 // Input bytes: op (which API), then shape and option bytes, then code/value bytes (reused cyclically).
@@ -40,7 +40,7 @@
 #include "qnum/layout/gguf.hpp"
 #include "qnum/layout/gptq_awq.hpp"
 #include "qnum/layout/marlin.hpp"
-#include "qnum/pack.hpp"
+#include "qnum/layout/pack.hpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// tests/cuda_reference.hpp: CUDA's own host-side conversions (cuda_fp8.h, cuda_fp4.h, cuda_bf16.h,
+// tests/gpu_reference.hpp: CUDA's own host-side conversions (cuda_fp8.h, cuda_fp4.h, cuda_bf16.h,
 // cuda_fp16.h), wrapped per qnum format, used as an independent reference where the toolkit exists.
 #pragma once
 

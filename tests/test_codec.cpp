@@ -99,10 +99,10 @@ TEST_CASE("decode: every code of every 4- and 8-bit format equals ml_dtypes") {
   check_decode_table<qnum::fp4_e2m1>(t.at("fp4_e2m1"), 16);
   check_decode_table<qnum::e8m0>(t.at("e8m0"), 256);
   check_decode_table<qnum::ue4m3>(t.at("fp8_e4m3"), 128);  // the non-negative half of E4M3
-  check_decode_table<qnum::int4>(t.at("int4"), 16);
-  check_decode_table<qnum::uint4>(t.at("uint4"), 16);
-  check_decode_table<qnum::int8>(t.at("int8"), 256);
-  check_decode_table<qnum::uint8>(t.at("uint8"), 256);
+  check_decode_table<qnum::qint4>(t.at("int4"), 16);
+  check_decode_table<qnum::quint4>(t.at("uint4"), 16);
+  check_decode_table<qnum::qint8>(t.at("int8"), 256);
+  check_decode_table<qnum::quint8>(t.at("uint8"), 256);
 }
 
 TEST_CASE("decode: every bf16 code is the top half of a float32, every fp16 code equals numpy") {
@@ -205,16 +205,16 @@ TEST_CASE("encode: NaN, Inf, signed zero and the overflow boundaries") {
   CHECK(encode<e8m0>(std::ldexp(1.0f, -130)) == 0x00);
   CHECK(encode<e8m0>(std::ldexp(1.0f, -127) * 1.25f, raz) == 0x01);
   // Integers: clamp then round to nearest even.
-  CHECK(encode<qnum::int4>(7.5f) == 0x7);
-  CHECK(encode<qnum::int4>(-8.5f) == 0x8);
-  CHECK(encode<qnum::int4>(-7.5f) == 0x8);
-  CHECK(encode<qnum::int4>(6.5f) == 0x6);
-  CHECK(encode<qnum::int4>(nan) == 0x0);
-  CHECK(encode<qnum::int4>(-inf) == 0x8);
-  CHECK(encode<qnum::uint4>(-3.0f) == 0x0);
-  CHECK(encode<uint8>(255.5f) == 0xFF);
-  CHECK(encode<int8>(-0.5f) == 0x00);
-  CHECK(encode<int8>(-1.5f) == 0xFE);
+  CHECK(encode<qnum::qint4>(7.5f) == 0x7);
+  CHECK(encode<qnum::qint4>(-8.5f) == 0x8);
+  CHECK(encode<qnum::qint4>(-7.5f) == 0x8);
+  CHECK(encode<qnum::qint4>(6.5f) == 0x6);
+  CHECK(encode<qnum::qint4>(nan) == 0x0);
+  CHECK(encode<qnum::qint4>(-inf) == 0x8);
+  CHECK(encode<qnum::quint4>(-3.0f) == 0x0);
+  CHECK(encode<quint8>(255.5f) == 0xFF);
+  CHECK(encode<qint8>(-0.5f) == 0x00);
+  CHECK(encode<qint8>(-1.5f) == 0xFE);
 }
 
 TEST_CASE("round_to_int equals nearbyint (default environment) on every bf16 value and a float sweep") {
@@ -255,7 +255,7 @@ TEST_CASE("stochastic rounding: P(up) is exactly F / 2^32 and the two neighbours
   CHECK(encode<fp8_e4m3>(x, stochastic(0xFFFFFFFFu)) == hi);
   // Integers and negative values: magnitude rounding, so E[q] = x.
   int sum = 0;
-  for (std::uint32_t k = 0; k < 4096; ++k) sum += quantize_int<int8>(-2.25f, stochastic(k << 20));
+  for (std::uint32_t k = 0; k < 4096; ++k) sum += quantize_int<qint8>(-2.25f, stochastic(k << 20));
   CHECK(sum == -2 * 4096 - 1024);
   // E2M1 between 4 and 6 (ulp 2): 4.5 is a quarter of the way.
   int up4 = 0;
@@ -326,8 +326,8 @@ TEST_CASE("round trip: decode then encode gives every finite code back") {
   CHECK(rt(e8m0{}, 256) == 0);
   CHECK(rt(bf16{}, 65536) == 0);
   CHECK(rt(fp16{}, 65536) == 0);
-  CHECK(rt(qnum::int4{}, 16) == 0);
-  CHECK(rt(qnum::uint4{}, 16) == 0);
-  CHECK(rt(int8{}, 256) == 0);
-  CHECK(rt(uint8{}, 256) == 0);
+  CHECK(rt(qnum::qint4{}, 16) == 0);
+  CHECK(rt(qnum::quint4{}, 16) == 0);
+  CHECK(rt(qint8{}, 256) == 0);
+  CHECK(rt(quint8{}, 256) == 0);
 }

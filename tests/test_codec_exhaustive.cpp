@@ -12,7 +12,7 @@
 
 #include "cuda_reference.hpp"
 #include "qnum/codec.hpp"
-#include "qnum/detail/host_simd.hpp"
+#include "qnum/host/simd.hpp"
 #include "test_util.hpp"
 
 namespace {
@@ -58,7 +58,7 @@ TEST_CASE("round_to_int equals nearbyint on every float below 2^31") {
 }
 
 #if QNUM_HOST_SIMD
-// The host fast path's lanes (detail/host_simd.hpp) against the per-element codec, which the cases
+// The host fast path's lanes (host/simd.hpp) against the per-element codec, which the cases
 // below hold to CUDA: float element codes (RNE, satfinite), the bf16 output rounding (overflow to Inf)
 // the bf16 residual rounding (satfinite) and the
 // fp16 rounding of GGUF scales (non-NaN inputs), under every instruction set this CPU has (the scalar

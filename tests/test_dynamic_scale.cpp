@@ -1,5 +1,5 @@
 // tests/test_dynamic_scale.cpp: EMA-clipped dynamic INT8 gradient scales, residual error feedback,
-// the non-finite policies and stochastic rounding (qnum/dynamic_scale.hpp).
+// the non-finite policies and stochastic rounding (qnum/train/dynamic_scale.hpp).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -7,7 +7,7 @@
 #include <random>
 #include <vector>
 
-#include "qnum/dynamic_scale.hpp"
+#include "qnum/train/dynamic_scale.hpp"
 
 namespace {
 

@@ -24,7 +24,7 @@ TEST_CASE("fault policy: zero inputs keep their sign where the format has -0") {
   CHECK(to_bf16(-0.0f) == 0x8000);
   CHECK(to_fp16(-0.0f) == 0x8000);
   CHECK(encode<ue4m3>(-0.0f) == 0x00);
-  CHECK(encode<qnum::int4>(-0.0f) == 0x0);
+  CHECK(encode<qnum::qint4>(-0.0f) == 0x0);
   CHECK(encode<e8m0>(0.0f) == 0x00);  // E8M0 has no zero: 0 gives its smallest value 2^-127
   CHECK(decode<e8m0>(0x00) == std::ldexp(1.0f, -127));
 }
@@ -38,9 +38,9 @@ TEST_CASE("fault policy: NaN gives the format's NaN code; formats without NaN gi
     CHECK(encode<ue4m3>(n) == 0x7F);
     CHECK(encode<e8m0>(n, raz) == 0xFF);
     CHECK(encode<fp4_e2m1>(n) == 0x7);
-    CHECK(encode<qnum::int4>(n, stochastic(123u)) == 0x0);
-    CHECK(encode<uint8>(n) == 0x00);
-    CHECK(quantize_int<int8>(n) == 0);
+    CHECK(encode<qnum::qint4>(n, stochastic(123u)) == 0x0);
+    CHECK(encode<quint8>(n) == 0x00);
+    CHECK(quantize_int<qint8>(n) == 0);
   }
 }
 
@@ -60,8 +60,8 @@ TEST_CASE("fault policy: +-Inf saturates under satfinite, gives Inf or NaN under
   CHECK(to_bf16(kInf) == 0x7F80);
   CHECK(encode<bf16>(kInf) == 0x7F7F);
   CHECK(encode<fp16>(-kInf) == 0xFBFF);
-  CHECK(encode<qnum::int4>(kInf) == 0x7);
-  CHECK(encode<qnum::int4>(-kInf) == 0x8);
+  CHECK(encode<qnum::qint4>(kInf) == 0x7);
+  CHECK(encode<qnum::qint4>(-kInf) == 0x8);
 }
 
 TEST_CASE("fault policy: a finite input never gives NaN or Inf under satfinite (huge inputs, every mode)") {

@@ -71,10 +71,10 @@ void check_against_doc(const std::map<std::string, std::vector<std::string>>& ro
 TEST_CASE("docs/formats.md agrees with every descriptor") {
   const auto rows = doc_table();
   CHECK(rows.size() == 11);
-  check_against_doc<qnum::int4>(rows);
-  check_against_doc<qnum::uint4>(rows);
-  check_against_doc<qnum::int8>(rows);
-  check_against_doc<qnum::uint8>(rows);
+  check_against_doc<qnum::qint4>(rows);
+  check_against_doc<qnum::quint4>(rows);
+  check_against_doc<qnum::qint8>(rows);
+  check_against_doc<qnum::quint8>(rows);
   check_against_doc<qnum::fp8_e4m3>(rows);
   check_against_doc<qnum::fp8_e5m2>(rows);
   check_against_doc<qnum::fp4_e2m1>(rows);
@@ -105,7 +105,7 @@ TEST_CASE_TEMPLATE("descriptor constants are what their codes decode to", F, qnu
   if constexpr (F::is_signed) CHECK(F::min_value == -F::max_value);
 }
 
-TEST_CASE_TEMPLATE("integer descriptors", F, qnum::int4, qnum::uint4, qnum::int8, qnum::uint8) {
+TEST_CASE_TEMPLATE("integer descriptors", F, qnum::qint4, qnum::quint4, qnum::qint8, qnum::quint8) {
   CAPTURE(F::name);
   CHECK(F::qmax - F::qmin + 1 == (1 << F::bits));
   CHECK(F::max_value == static_cast<float>(F::qmax));

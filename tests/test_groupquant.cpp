@@ -253,11 +253,11 @@ static int check_torch_channel(const gcase& c, bool learnable) {
 }
 
 TEST_CASE("golden: torch fake_quantize_per_channel_affine forward/backward and learnable gradients") {
-  CHECK(check_torch_channel<qnum::int4>(find("torch_fq_channel_int4"), false) == 0);
-  CHECK(check_torch_channel<qnum::int8>(find("torch_fq_channel_int8"), false) == 0);
-  CHECK(check_torch_channel<qnum::int4>(find("torch_learnable_channel_int4"), true) == 0);
-  CHECK(check_torch_channel<qnum::int8>(find("torch_learnable_channel_int8"), true) == 0);
-  CHECK(check_torch_channel<qnum::int4>(find("torch_learnable_channel_int4_clip"), true) == 0);
+  CHECK(check_torch_channel<qnum::qint4>(find("torch_fq_channel_int4"), false) == 0);
+  CHECK(check_torch_channel<qnum::qint8>(find("torch_fq_channel_int8"), false) == 0);
+  CHECK(check_torch_channel<qnum::qint4>(find("torch_learnable_channel_int4"), true) == 0);
+  CHECK(check_torch_channel<qnum::qint8>(find("torch_learnable_channel_int8"), true) == 0);
+  CHECK(check_torch_channel<qnum::qint4>(find("torch_learnable_channel_int4_clip"), true) == 0);
 }
 
 TEST_CASE("golden: DeepGEMM per_token / per_block FP8 casts, with and without UE8M0") {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "qnum/layout/gguf.hpp"
-#include "qnum/pack.hpp"
+#include "qnum/layout/pack.hpp"
 #include "qnum/presets.hpp"
 #include "qnum/quantize.hpp"
 #include "qnum/quantize_tensor.hpp"
@@ -86,7 +86,7 @@ TEST_CASE("fake_quant == dequantize(quantize) and finite never NaN, every preset
 
 TEST_CASE("all-zero group: defined scale, zero codes, exact zero output, for every scheme kind") {
   const qnum::group_stats z;
-  auto s1 = qnum::symmetric_restricted<qnum::int4>();
+  auto s1 = qnum::symmetric_restricted<qnum::qint4>();
   auto p1 = qnum::compute_params(s1, z);
   CHECK(p1.scale == 1.0f);
   CHECK(qnum::quantize_value(s1, p1, 0.0f) == 0);
@@ -157,7 +157,7 @@ TEST_CASE("padded last group: tail elements are quantized with the tail's own sc
   REQUIRE(qnum::quantize(s, qnum::view<const float>(x.data(), 1, 40), qnum::group<32>{}, qnum::view(q.data(), 1, 40),
                          qnum::scales_of(sc.data(), 1, 2)) == qnum::status::ok);
   CHECK(sc[1] == 0.56f / 7.0f);
-  CHECK(qnum::code_to_int<qnum::int4>(q[39]) == 7);
+  CHECK(qnum::code_to_int<qnum::qint4>(q[39]) == 7);
   // Strided view: the same tensor inside a wider buffer gives the same codes.
   std::vector<float> wide(2 * 50, 9.0f);
   for (int i = 0; i < 40; ++i) wide[static_cast<std::size_t>(50 + i)] = x[static_cast<std::size_t>(i)];
@@ -168,7 +168,7 @@ TEST_CASE("padded last group: tail elements are quantized with the tail's own sc
 }
 
 TEST_CASE("stochastic rounding: deterministic per (seed, index), unbiased on average") {
-  const auto s = qnum::symmetric_restricted<qnum::int8>();
+  const auto s = qnum::symmetric_restricted<qnum::qint8>();
   qnum::group_params p;
   p.scale = p.code_scale = 1.0f;
   p.inv = 1.0f;
@@ -220,11 +220,11 @@ void fq_dq_agree(const qnum::scheme<F>& s, const std::vector<float>& x, float ou
 TEST_CASE("degenerate scales: storage underflow, outer scales sanitised, TE and MX in any storage") {
   std::uint32_t code = 0;
   // A scale below half bf16's smallest subnormal: stored as code 1 (2^-133), not 0; asymmetric too.
-  fq_dq_agree(qnum::symmetric_full<qnum::int8>().stored_as(qnum::scale_storage::bf16), {1e-40f, 0.0f, 5e-41f}, 0.0f, &code);
+  fq_dq_agree(qnum::symmetric_full<qnum::qint8>().stored_as(qnum::scale_storage::bf16), {1e-40f, 0.0f, 5e-41f}, 0.0f, &code);
   CHECK(code == 1u);
-  fq_dq_agree(qnum::asymmetric<qnum::int8>().stored_as(qnum::scale_storage::bf16), {1e-40f, 0.0f, -5e-41f}, 0.0f, &code);
+  fq_dq_agree(qnum::asymmetric<qnum::qint8>().stored_as(qnum::scale_storage::bf16), {1e-40f, 0.0f, -5e-41f}, 0.0f, &code);
   CHECK(code == 1u);
-  fq_dq_agree(qnum::symmetric_full<qnum::int4>().stored_as(qnum::scale_storage::fp16), {1e-30f, -3e-31f}, 0.0f, &code);
+  fq_dq_agree(qnum::symmetric_full<qnum::qint4>().stored_as(qnum::scale_storage::fp16), {1e-30f, -3e-31f}, 0.0f, &code);
   CHECK(code == 1u);
   // TE current scaling stored as bf16, and with an outer scale: the stored value is what codes use.
   fq_dq_agree(qnum::te_current<qnum::fp8_e4m3>().stored_as(qnum::scale_storage::bf16), {1.0f, 448.0f, -3.0f}, 0.0f, &code);
@@ -247,7 +247,7 @@ TEST_CASE("degenerate scales: storage underflow, outer scales sanitised, TE and 
   // Outer scale with a huge stored scale and an Inf element: code scale finite, codes defined (UBSan-clean).
   qnum::group_stats st;
   qnum::accumulate(st, 3.0e38f);
-  const auto asym = qnum::asymmetric<qnum::int4>();
+  const auto asym = qnum::asymmetric<qnum::qint4>();
   const qnum::group_params p = qnum::compute_params(asym, st, 1.0f);
   CHECK(std::isfinite(p.code_scale));
   fq_dq_agree(asym, {3.0e38f, std::numeric_limits<float>::infinity()}, 1.0f);
@@ -260,7 +260,7 @@ TEST_CASE("degenerate scales: storage underflow, outer scales sanitised, TE and 
 
 TEST_CASE("eps after storage: the rule sees the stored scale (compressed-tensors' order)") {
   using qnum::scale_storage;
-  const auto early = qnum::symmetric_full<qnum::int4>().stored_as(scale_storage::bf16).eps_zero_to(0.0078125f);
+  const auto early = qnum::symmetric_full<qnum::qint4>().stored_as(scale_storage::bf16).eps_zero_to(0.0078125f);
   const auto late = early.eps_after_storage();
   qnum::group_stats tiny;  // amax / 7.5 = 0.4 * 2^-133: a non-zero fp32 scale that rounds to 0 in bf16
   qnum::accumulate(tiny, qtest::from_bits(0x00030000u));
@@ -389,8 +389,8 @@ TEST_CASE("fixed_scheme carries every field of its preset; fast_div divides exac
   CHECK(same_scheme(fixed_scheme<p::torchao_int8_sym>{}, p::torchao_int8_sym));
   CHECK(!same_scheme(fixed_scheme<p::int8_sym>{}, p::int8_sym.x_multiply()));  // the comparison sees a field
   CHECK(!same_scheme(fixed_scheme<p::int8_sym>{}, p::int8_sym.eps_after_storage()));
-  static_assert(qnum::is_scheme_holder_v<fixed_scheme<p::nvfp4>> && qnum::is_scheme_holder_v<qnum::runtime_scheme<qnum::int8>> &&
-                    !qnum::is_scheme_holder_v<qnum::scheme<qnum::int8>>,
+  static_assert(qnum::is_scheme_holder_v<fixed_scheme<p::nvfp4>> && qnum::is_scheme_holder_v<qnum::runtime_scheme<qnum::qint8>> &&
+                    !qnum::is_scheme_holder_v<qnum::scheme<qnum::qint8>>,
                 "holders");
   CHECK(same_scheme(fixed_scheme<p::nvfp4>{}, qnum::as_holder(p::nvfp4).get()));
 
@@ -453,9 +453,9 @@ TEST_CASE("the device's nearest-even integer path (round, then clamp the integer
   CHECK(device_rne_mismatches(p::ct_w4a16_asym) == 0);
   CHECK(device_rne_mismatches(p::torchao_int8_sym) == 0);
   CHECK(device_rne_mismatches(p::torchao_uint4_asym) == 0);
-  CHECK(device_rne_mismatches(qnum::asymmetric<qnum::uint8>().in_work(work_dtype::bf16).zero_before_round()) == 0);
-  CHECK(device_rne_mismatches(qnum::asymmetric<qnum::int4>().in_work(work_dtype::fp16)) == 0);
-  CHECK(device_rne_mismatches(qnum::symmetric_restricted<qnum::int8>().x_multiply().in_work(work_dtype::bf16)) == 0);
+  CHECK(device_rne_mismatches(qnum::asymmetric<qnum::quint8>().in_work(work_dtype::bf16).zero_before_round()) == 0);
+  CHECK(device_rne_mismatches(qnum::asymmetric<qnum::qint4>().in_work(work_dtype::fp16)) == 0);
+  CHECK(device_rne_mismatches(qnum::symmetric_restricted<qnum::qint8>().x_multiply().in_work(work_dtype::bf16)) == 0);
 }
 
 namespace {

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "qnum/dynamic_scale.hpp"
+#include "qnum/train/dynamic_scale.hpp"
 #include "qnum/layout/gguf.hpp"
 #include "qnum/presets.hpp"
 #include "qnum/quantize.hpp"
@@ -216,10 +216,10 @@ void integer_variants(const char* fname) {
 }  // namespace
 
 TEST_CASE("host lanes == per-element definition: integer formats, every scheme option") {
-  integer_variants<qnum::int4>("int4");
-  integer_variants<qnum::uint4>("uint4");
-  integer_variants<qnum::int8>("int8");
-  integer_variants<qnum::uint8>("uint8");
+  integer_variants<qnum::qint4>("int4");
+  integer_variants<qnum::quint4>("uint4");
+  integer_variants<qnum::qint8>("int8");
+  integer_variants<qnum::quint8>("uint8");
 }
 
 TEST_CASE("host lanes == per-element definition: presets") {
@@ -359,7 +359,7 @@ TEST_CASE("row_stats and quantize_row == accumulate and quantize_value") {
       check(p::ct_w4a16_asym, a);
       check(p::deepgemm_fp8, a);
       check(p::mxfp4, a);
-      check(qnum::symmetric_full<qnum::int8>().in_work(qnum::work_dtype::bf16), a);  // the generic loop
+      check(qnum::symmetric_full<qnum::qint8>().in_work(qnum::work_dtype::bf16), a);  // the generic loop
     }
   }
   });

@@ -1,4 +1,4 @@
-// tests/test_int8_adam.cpp: Adam/AdamW with INT8 block-scaled states (qnum/int8_adam.hpp).
+// tests/test_int8_adam.cpp: Adam/AdamW with INT8 block-scaled states (qnum/train/int8_adam.hpp).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -7,7 +7,7 @@
 #include <random>
 #include <vector>
 
-#include "qnum/int8_adam.hpp"
+#include "qnum/train/int8_adam.hpp"
 
 namespace {
 struct int8_state {

@@ -10,7 +10,7 @@
 std::uint32_t odr_other_tu(float x);
 
 static std::uint32_t odr_this_tu(float x) {
-  return qnum::encode<qnum::fp8_e4m3>(x) | (static_cast<std::uint32_t>(qnum::encode<qnum::int4>(x)) << 8) |
+  return qnum::encode<qnum::fp8_e4m3>(x) | (static_cast<std::uint32_t>(qnum::encode<qnum::qint4>(x)) << 8) |
          (static_cast<std::uint32_t>(qnum::to_bf16(x)) << 16);
 }
 

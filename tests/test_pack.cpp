@@ -13,7 +13,7 @@
 #include "qnum/layout/gguf.hpp"
 #include "qnum/layout/gptq_awq.hpp"
 #include "qnum/layout/marlin.hpp"
-#include "qnum/pack.hpp"
+#include "qnum/layout/pack.hpp"
 #include "test_util.hpp"
 
 using namespace qnum;

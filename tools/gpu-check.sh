@@ -43,7 +43,7 @@ fi
 # Programs the stages run, relative to a build dir.
 device_tests=(test_codec_device test_dynamic_scale_device test_pack_device test_quantize_device)
 programs=(tools/convert/qnum-convert tools/convert/test_convert bench/qnum-bench-device examples/qnum-w4a16-matvec)
-for t in "${device_tests[@]}"; do programs+=("tests/cuda/$t"); done
+for t in "${device_tests[@]}"; do programs+=("tests/gpu/$t"); done
 
 if [ "${1:-}" = prebuild ]; then
   pb=${2:?usage: tools/gpu-check.sh prebuild BUILDDIR}
@@ -54,7 +54,7 @@ if [ "${1:-}" = prebuild ]; then
       -Dbenchmarks=auto -Dwerror=true -Dbuildtype=release || exit 1
   fi
   # nvcc's dependency files do not always name the headers: touch the sources so every program is current.
-  touch tests/cuda/*.cu bench/*.cu examples/*.cu tools/convert/*.cu
+  touch tests/gpu/*.cu bench/*.cu examples/*.cu tools/convert/*.cu
   ninja -C "$pb" "${programs[@]}" || exit 1
   rm -rf .devdeps/bin
   for p in "${programs[@]}"; do
@@ -109,7 +109,7 @@ ensure_build() {
       -Dbuildtype=release "${inc[@]}" || return 1
   fi
   local targets=(tools/convert/qnum-convert tools/convert/test_convert)
-  for t in "${device_tests[@]}"; do targets+=("tests/cuda/$t"); done
+  for t in "${device_tests[@]}"; do targets+=("tests/gpu/$t"); done
   ninja -C $bdir "${targets[@]}"
 }
 
@@ -127,7 +127,7 @@ for stage in "${stages[@]}"; do
         : > "$log"
         for t in "${device_tests[@]}"; do
           echo "---- $t" >> "$log"
-          $bdir/tests/cuda/$t >> "$log" 2>&1 || { echo "---- FAILED (exit $?): $t" >> "$log"; bad=1; }
+          $bdir/tests/gpu/$t >> "$log" 2>&1 || { echo "---- FAILED (exit $?): $t" >> "$log"; bad=1; }
         done
         echo "---- test_convert --gpu" >> "$log"
         QNUM_TEST_DATA_DIR=$root/tests/data QNUM_CONVERT_EXE=$root/$bdir/tools/convert/qnum-convert \
@@ -152,9 +152,9 @@ for stage in "${stages[@]}"; do
       : > "$log"
       bad=0
       runs=()
-      for t in "${device_tests[@]}"; do runs+=("memcheck $bdir/tests/cuda/$t" "initcheck $bdir/tests/cuda/$t"); done
+      for t in "${device_tests[@]}"; do runs+=("memcheck $bdir/tests/gpu/$t" "initcheck $bdir/tests/gpu/$t"); done
       for t in test_quantize_device test_dynamic_scale_device; do
-        runs+=("racecheck $bdir/tests/cuda/$t" "synccheck $bdir/tests/cuda/$t")
+        runs+=("racecheck $bdir/tests/gpu/$t" "synccheck $bdir/tests/gpu/$t")
       done
       ckpt=tests/data/convert/ckpt
       for f in w4a16 fp8-block fp8-channel fp8-tensor nvfp4 mxfp4; do

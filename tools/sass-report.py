@@ -6,7 +6,7 @@
                          [--loops] [--full-names]
 
 Without --input it compiles --source (default bench/throughput_device.cu, which instantiates every
-launcher of qnum/cuda/quantize.cuh and qnum/cuda/dynamic_scale.cuh) for one architecture:
+launcher of qnum/gpu/quantize.cuh and qnum/train/dynamic_scale.cuh) for one architecture:
     nvcc -std=c++17 -O3 -arch=sm_90 -cubin -I include -Xptxas -v SOURCE
 (about 3 minutes on 2 cores). With --input it reads a cubin, an object file or an executable (its
 cubins for --arch are extracted with cuobjdump -xelf). For every kernel it reports:
@@ -741,8 +741,8 @@ def type_bytes(t):
 # Known kernels: short name -> (kind, value from the template arguments). "bytes": bytes each element
 # loads (the input element size); "per_trip": a fixed number of elements per trip (scalar grid-stride
 # loops that also load per-element parameters, where a byte count would mislead).
-# qnum/cuda/quantize.cuh: job<Sch, In, Out>; In is the input element type (float, qnum::bf16, qnum::fp16).
-# qnum/cuda/dynamic_scale.cuh: the gradient quantizer's loops take one element a trip (gradient,
+# qnum/gpu/quantize.cuh: job<Sch, In, Out>; In is the input element type (float, qnum::bf16, qnum::fp16).
+# qnum/train/dynamic_scale.cuh: the gradient quantizer's loops take one element a trip (gradient,
 # residual, and the group's multipliers or state).
 KNOWN = {
     "rows_kernel": ("bytes", lambda a: type_bytes(a[2])),             # <E, Sch, In, Out>
@@ -764,8 +764,8 @@ def short_name(dem):
     s = dem
     s = re.sub(r"^void\s+", "", s)
     s = s.replace("(anonymous namespace)::", "")
-    s = re.sub(r"\(qnum::v\d+::cuda::detail::emit\)(\d)", lambda m: EMIT.get(m.group(1), m.group(1)), s)
-    s = re.sub(r"\bqnum::v\d+::(cuda::detail::|cuda::|detail::)?", "", s)
+    s = re.sub(r"\(qnum::v\d+::gpu::detail::emit\)(\d)", lambda m: EMIT.get(m.group(1), m.group(1)), s)
+    s = re.sub(r"\bqnum::v\d+::(gpu::detail::|gpu::|detail::)?", "", s)
     name, args, params = split_template(s)
     if args:
         return "%s<%s>" % (name, ", ".join(args))
@@ -774,7 +774,7 @@ def short_name(dem):
 
 def elem_bytes_for(dem):
     s = re.sub(r"^void\s+", "", dem).replace("(anonymous namespace)::", "")
-    s = re.sub(r"\bqnum::v\d+::(cuda::detail::|cuda::|detail::)?", "", s)
+    s = re.sub(r"\bqnum::v\d+::(gpu::detail::|gpu::|detail::)?", "", s)
     name, args, params = split_template(s)
     base = name.split("::")[-1]
     if base in KNOWN:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Print the QNUM_HOST_SIMD_TARGETS mask (include/qnum/detail/host_simd.hpp) that keeps only this machine's
+# Print the QNUM_HOST_SIMD_TARGETS mask (include/qnum/host/simd.hpp) that keeps only this machine's
 # best host SIMD target: 4 AVX-512 (F/BW/DQ/VL), 2 AVX2, 1 SSE2 (elsewhere the mask is ignored: 1).
 # tools/test.sh (the sanitizer build) and tools/fuzz.sh compile only that target: their programs run
 # only on this machine, where every other target's lanes would be compiled and never run.

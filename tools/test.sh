@@ -103,7 +103,7 @@ fi
 # 3. The host suites under ASan + UBSan. No suppressions: any report fails the test that made it.
 # -Og: the sanitizers need no optimiser; measured on test_host_simd.cpp, an instrumented compile took
 # 2.5 times as long at -O1 (and -O3 three times -O1), while -O0 made the run 3.5 times slower. Only the
-# machine's best host SIMD target is compiled in (QNUM_HOST_SIMD_TARGETS, detail/host_simd.hpp;
+# machine's best host SIMD target is compiled in (QNUM_HOST_SIMD_TARGETS, host/simd.hpp;
 # tools/simd-best.sh): the other targets' lanes are the same code at another width, run (unsanitized) in
 # stage 1, and each target compiled in costs compile time in every test that quantizes. Only the tests'
 # targets are built (the header checks compile in stage 1), less test_host_simd_avx2: with one target it

@@ -114,10 +114,10 @@ struct float_format_base {
 }  // namespace detail
 
 // Integer element formats. Codes are two's complement in the low `bits` bits.
-struct int4 : detail::int_format_base<4, true> { static constexpr const char* name = "int4"; };
-struct uint4 : detail::int_format_base<4, false> { static constexpr const char* name = "uint4"; };
-struct int8 : detail::int_format_base<8, true> { static constexpr const char* name = "int8"; };
-struct uint8 : detail::int_format_base<8, false> { static constexpr const char* name = "uint8"; };
+struct qint4 : detail::int_format_base<4, true> { static constexpr const char* name = "int4"; };
+struct quint4 : detail::int_format_base<4, false> { static constexpr const char* name = "uint4"; };
+struct qint8 : detail::int_format_base<8, true> { static constexpr const char* name = "int8"; };
+struct quint8 : detail::int_format_base<8, false> { static constexpr const char* name = "uint8"; };
 
 // OCP FP8 E4M3 ("FN"): bias 7, no Inf, NaN = S.1111.111, max 448 (0x7E).
 struct fp8_e4m3 : detail::float_format_base<4, 3, 7, true, special_encoding::nan_all_ones> {

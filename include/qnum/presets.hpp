@@ -10,24 +10,24 @@ namespace presets {
 
 // slime Megatron INT4 QAT fake quant (_FakeInt4QuantizationSTE): s = max(amax / 7, 1e-5) fp32 (divide),
 // q = clamp(round(x / s), -7, 7), out = q * s. Groups 1x32 (Kimi-K2) or 1x128. Backward: ste_identity.
-inline constexpr scheme<int4> slime_int4_qat = symmetric_restricted<int4>().eps_floor(1e-5f);
+inline constexpr scheme<qint4> slime_int4_qat = symmetric_restricted<qint4>().eps_floor(1e-5f);
 // slime CUDA kernel / checkpoint (fake_int4_quant_cuda + pack_layer): s = max(amax * (1/7), 1e-5),
 // codes decided with the fp32 scale, scale stored as bf16.
-inline constexpr scheme<int4> slime_int4_checkpoint =
-    symmetric_restricted<int4>().eps_floor(1e-5f).scale_multiply().stored_as(scale_storage::bf16).codes_from_fp32_scale();
+inline constexpr scheme<qint4> slime_int4_checkpoint =
+    symmetric_restricted<qint4>().eps_floor(1e-5f).scale_multiply().stored_as(scale_storage::bf16).codes_from_fp32_scale();
 
 // compressed-tensors W4A16 (minmax observer, calculate_qparams + _quantize/_dequantize) on fp32 weights:
 // sym s = amax / 7.5 (zero -> finfo(fp32).eps), q = clamp then round(x / s). Scale dtype fp32.
-inline constexpr scheme<int4> ct_w4a16_sym = symmetric_full<int4>().eps_zero_to(1.1920928955078125e-07f);
+inline constexpr scheme<qint4> ct_w4a16_sym = symmetric_full<qint4>().eps_zero_to(1.1920928955078125e-07f);
 // Same with the scale rounded to bf16 (scale_dtype bf16) and codes from the bf16 scale. As in compressed-tensors,
 // the eps rule comes after the rounding: a scale that is 0 in bf16 (all-zero group, or amax / 7.5 below bf16's
 // smallest subnormal) becomes finfo(bf16).eps = 2^-7. (With an fp32 scale the two orders agree.)
-inline constexpr scheme<int4> ct_w4a16_sym_bf16 =
-    symmetric_full<int4>().stored_as(scale_storage::bf16).eps_zero_to(0.0078125f).eps_after_storage();
+inline constexpr scheme<qint4> ct_w4a16_sym_bf16 =
+    symmetric_full<qint4>().stored_as(scale_storage::bf16).eps_zero_to(0.0078125f).eps_after_storage();
 // compressed-tensors asym: s = (max' - min') / 15, z = round(clamp(-8 - min'/s)) (with the fp32 scale),
 // q = round(clamp(x / s + z)).
-inline constexpr scheme<int4> ct_w4a16_asym =
-    asymmetric<int4>().eps_zero_to(1.1920928955078125e-07f).zero_before_round().zero_round_after_subtract();
+inline constexpr scheme<qint4> ct_w4a16_asym =
+    asymmetric<qint4>().eps_zero_to(1.1920928955078125e-07f).zero_before_round().zero_round_after_subtract();
 // compressed-tensors FP8 weights ("float-quantized", presets FP8_DYNAMIC / FP8: strategy channel or tensor) on
 // fp32 weights: s = amax / 448 (fp32 divide; amax 0 -> finfo(fp32).eps), e4m3 = satfinite RNE(x / s), scale fp32.
 // Groups per_row() (channel, weight_scale [N, 1]) or per_tensor() (weight_scale [1]).
@@ -38,15 +38,15 @@ inline constexpr group_shape ct_group128 = group_size(128);
 // Plain symmetric INT8 (Q-Galore-style gradient and state quantization, the throughput benchmarks' baseline):
 // s = amax / 127 (fp32 divide), q = clamp(round(x / s), -127, 127), scale fp32; an all-zero group gets s = 1
 // and codes 0 (the rule for schemes without an eps).
-inline constexpr scheme<int8> int8_sym = symmetric_restricted<int8>();
+inline constexpr scheme<qint8> int8_sym = symmetric_restricted<qint8>();
 
 // torchao choose_qparams_affine / quantize_affine (fp32 input, eps = finfo(fp32).smallest_normal):
 // SYMMETRIC int4 in [-8, 7]: s = max(amax / 7.5, eps); q = clamp(round(x * (1/s)), -8, 7).
-inline constexpr scheme<int4> torchao_int4_sym = symmetric_full<int4>().eps_floor(1.17549435e-38f).x_multiply();
-inline constexpr scheme<int8> torchao_int8_sym = symmetric_full<int8>().eps_floor(1.17549435e-38f).x_multiply();
+inline constexpr scheme<qint4> torchao_int4_sym = symmetric_full<qint4>().eps_floor(1.17549435e-38f).x_multiply();
+inline constexpr scheme<qint8> torchao_int8_sym = symmetric_full<qint8>().eps_floor(1.17549435e-38f).x_multiply();
 // ASYMMETRIC uint4 [0, 15]: s = max((max'-min') / 15, eps), z = clamp(0 - round(min'/s)), q = clamp(round(x*(1/s)) + z).
-inline constexpr scheme<uint4> torchao_uint4_asym = asymmetric<uint4>().eps_floor(1.17549435e-38f).x_multiply();
-inline constexpr scheme<uint8> torchao_uint8_asym = asymmetric<uint8>().eps_floor(1.17549435e-38f).x_multiply();
+inline constexpr scheme<quint4> torchao_uint4_asym = asymmetric<quint4>().eps_floor(1.17549435e-38f).x_multiply();
+inline constexpr scheme<quint8> torchao_uint8_asym = asymmetric<quint8>().eps_floor(1.17549435e-38f).x_multiply();
 
 // DeepGEMM per_token_cast_to_fp8 (1x128) / per_block_cast_to_fp8 (128x128): s = max(amax, 1e-4) / 448
 // (eps 1e-4/448 on the scale is the same floor), e4m3 = satfinite(x * (1/s)); UE8M0 variant rounds s up

@@ -22,7 +22,7 @@
 // Schemes: a scheme<F> value, or a holder (static_scheme.hpp: fixed_scheme<presets::x>{} folds the scheme's
 // fields at compile time), same bits.
 // Speed: fp32/bf16 tensors with nearest-even rounding and an fp32 work dtype take the SIMD lanes of
-// detail/host_simd.hpp, the CPU's best instruction set chosen at run time (same bits, tested against the
+// host/simd.hpp, the CPU's best instruction set chosen at run time (same bits, tested against the
 // generic loop); everything else the generic loop.
 #pragma once
 
@@ -31,7 +31,7 @@
 
 #include "qnum/codec.hpp"
 #include "qnum/config.hpp"
-#include "qnum/detail/host_simd.hpp"
+#include "qnum/host/simd.hpp"
 #include "qnum/quantize.hpp"
 #include "qnum/random.hpp"
 #include "qnum/scale.hpp"

@@ -57,7 +57,7 @@ QNUM_HD constexpr int scale_bytes(scale_storage s) {
 }
 
 // A quantization scheme for element format Format. Build with the factory functions below and the
-// chainable modifiers, e.g.  qnum::symmetric_restricted<qnum::int4>().eps_floor(1e-5f).scale_multiply().
+// chainable modifiers, e.g.  qnum::symmetric_restricted<qnum::qint4>().eps_floor(1e-5f).scale_multiply().
 template <class Format>
 struct scheme {
   using format = Format;

@@ -9,8 +9,8 @@
 //   is_scheme_holder<T>  true for both; as_holder(x) turns a scheme<F> into runtime_scheme<F> and passes
 //                        a holder through.
 //
-// Usage (device launchers in qnum/cuda/quantize.cuh take either; a plain scheme<F> means runtime_scheme):
-//   qnum::cuda::launch_quantize(qnum::fixed_scheme<qnum::presets::slime_int4_qat>{}, in, groups, codes, scales);
+// Usage (device launchers in qnum/gpu/quantize.cuh take either; a plain scheme<F> means runtime_scheme):
+//   qnum::gpu::launch_quantize(qnum::fixed_scheme<qnum::presets::slime_int4_qat>{}, in, groups, codes, scales);
 // The two give the same bits: a fixed scheme is the runtime one with its fields known to the compiler.
 // Device code may use fixed_scheme freely: it reads only the scalar constants copied from S (CUDA lets
 // device code use constexpr scalars of the host, not the host object itself).

@@ -12,9 +12,9 @@
 
 #include "convert_gpu.hpp"
 #include "ct_fp4.hpp"
-#include "qnum/cuda/quantize.cuh"
+#include "qnum/gpu/quantize.cuh"
 #include "qnum/layout/fp8_block.hpp"
-#include "qnum/pack.hpp"
+#include "qnum/layout/pack.hpp"
 #include "qnum/presets.hpp"
 
 namespace qconv {
@@ -84,7 +84,7 @@ bool quantize_typed(const gpu_tensor& t, qnum::tensor_type tt, std::vector<std::
   switch (t.format) {
     case out_format::w4a16: {
       const std::int64_t groups = k / t.group;
-      const qnum::scheme<qnum::int4> s = t.asym ? (t.bf16_work ? ct_w4a16_asym_bf16_work : p::ct_w4a16_asym)
+      const qnum::scheme<qnum::qint4> s = t.asym ? (t.bf16_work ? ct_w4a16_asym_bf16_work : p::ct_w4a16_asym)
                                                 : (t.bf16_work ? ct_w4a16_sym_bf16_work : p::ct_w4a16_sym_bf16);
       qnum::matrix_view<std::int32_t> zv;
       if (t.asym) {
@@ -92,26 +92,26 @@ bool quantize_typed(const gpu_tensor& t, qnum::tensor_type tt, std::vector<std::
         if (!ok(cudaMalloc(&aux.p, zeros.size() * sizeof(std::int32_t)), "cudaMalloc (zero points)", err)) return false;
         zv = qnum::view(aux.as<std::int32_t>(), n, groups);
       }
-      e = qnum::cuda::launch_w4a16_pack(s, in, t.group, out[0].as<std::uint32_t>(),
+      e = qnum::gpu::launch_w4a16_pack(s, in, t.group, out[0].as<std::uint32_t>(),
                                         qnum::scale_view{out[1].p, n, groups, groups, qnum::scale_bytes(s.store)}, zv);
       break;
     }
     case out_format::fp8_channel:
       if (t.bf16_work)
-        e = qnum::cuda::launch_quantize(ct_fp8_bf16_work, in, qnum::per_row(), qnum::view(out[0].as<std::uint8_t>(), n, k),
+        e = qnum::gpu::launch_quantize(ct_fp8_bf16_work, in, qnum::per_row(), qnum::view(out[0].as<std::uint8_t>(), n, k),
                                         qnum::scales_of(out[1].as<std::uint16_t>(), n, 1));
       else
-        e = qnum::cuda::launch_quantize(p::ct_fp8, in, qnum::per_row(), qnum::view(out[0].as<std::uint8_t>(), n, k),
+        e = qnum::gpu::launch_quantize(p::ct_fp8, in, qnum::per_row(), qnum::view(out[0].as<std::uint8_t>(), n, k),
                                         qnum::scales_of(out[1].as<float>(), n, 1));
       break;
     case out_format::fp8_tensor:
       if (!ok(cudaMalloc(&aux.p, 3 * sizeof(std::uint32_t)), "cudaMalloc (statistics)", err)) return false;
       if (t.bf16_work)
-        e = qnum::cuda::launch_quantize(ct_fp8_bf16_work, in, qnum::per_tensor(), qnum::view(out[0].as<std::uint8_t>(), n, k),
+        e = qnum::gpu::launch_quantize(ct_fp8_bf16_work, in, qnum::per_tensor(), qnum::view(out[0].as<std::uint8_t>(), n, k),
                                         qnum::scales_of(out[1].as<std::uint16_t>(), 1, 1), {}, qnum::nearest(), 0.0f, nullptr,
                                         aux.as<std::uint32_t>());
       else
-        e = qnum::cuda::launch_quantize(p::ct_fp8, in, qnum::per_tensor(), qnum::view(out[0].as<std::uint8_t>(), n, k),
+        e = qnum::gpu::launch_quantize(p::ct_fp8, in, qnum::per_tensor(), qnum::view(out[0].as<std::uint8_t>(), n, k),
                                         qnum::scales_of(out[1].as<float>(), 1, 1), {}, qnum::nearest(), 0.0f, nullptr,
                                         aux.as<std::uint32_t>());
       break;
@@ -121,7 +121,7 @@ bool quantize_typed(const gpu_tensor& t, qnum::tensor_type tt, std::vector<std::
         err = "GPU: bad fp8 block shape";
         return false;
       }
-      e = qnum::cuda::launch_quantize(p::deepgemm_fp8, in, p::deepseek_weight, qnum::view(out[0].as<std::uint8_t>(), n, k),
+      e = qnum::gpu::launch_quantize(p::deepgemm_fp8, in, p::deepseek_weight, qnum::view(out[0].as<std::uint8_t>(), n, k),
                                       qnum::scales_of(out[1].as<float>(), s.scale_rows, s.scale_cols));
       break;
     }
@@ -132,14 +132,14 @@ bool quantize_typed(const gpu_tensor& t, qnum::tensor_type tt, std::vector<std::
       float global = t.global;  // a fused group's, computed on the host from the group's amax
       if (nv && !t.has_global) {
         if (!ok(cudaMalloc(&aux.p, 3 * sizeof(std::uint32_t)), "cudaMalloc (statistics)", err)) return false;
-        if (!ok(qnum::cuda::launch_tensor_stats(in, aux.as<std::uint32_t>()), "tensor statistics", err)) return false;
+        if (!ok(qnum::gpu::launch_tensor_stats(in, aux.as<std::uint32_t>()), "tensor statistics", err)) return false;
         std::uint32_t stats[3];
         if (!ok(cudaMemcpy(stats, aux.p, sizeof stats, cudaMemcpyDeviceToHost), "copy statistics", err)) return false;
         global = ct_nvfp4_global(qnum::detail::bits_to_float(stats[0]), t.bf16_work);
       }
       if (nv) std::memcpy(bufs[2].data(), &global, 4);
       const std::int64_t total = n * (k / g);
-      ct_fp4_kernel<T><<<qnum::cuda::detail::grid_for(total, 256), 256>>>(p::ct_fp4, src.as<const T>(), tt, total, g, nv, t.bf16_work, global,
+      ct_fp4_kernel<T><<<qnum::gpu::detail::grid_for(total, 256), 256>>>(p::ct_fp4, src.as<const T>(), tt, total, g, nv, t.bf16_work, global,
                                                                            out[0].as<std::uint8_t>(), out[1].as<std::uint8_t>());
       e = cudaGetLastError();
       break;

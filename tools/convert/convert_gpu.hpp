@@ -1,6 +1,6 @@
 // tools/convert/convert_gpu.hpp: qnum-convert's GPU path. convert_gpu.cu implements it where nvcc builds the
 // tool (QNUM_CONVERT_CUDA); elsewhere qnum_convert.cpp answers "built without CUDA". The output bytes are
-// the CPU path's: the kernels are qnum/cuda/quantize.cuh's launchers (tests/cuda checks them against the
+// the CPU path's: the kernels are qnum/gpu/quantize.cuh's launchers (tests/gpu checks them against the
 // host API bit for bit) and one per-group FP4 kernel here built from the same QNUM_HD functions.
 #pragma once
 

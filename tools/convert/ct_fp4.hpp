@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "qnum/pack.hpp"
+#include "qnum/layout/pack.hpp"
 #include "qnum/presets.hpp"
 
 namespace qconv {
@@ -48,8 +48,8 @@ QNUM_HD qnum::group_params ct_fp4_params(bool nvfp4, float amax, float global_sc
 // W4A16 / FP8 schemes of --work-dtype bf16: every step in bf16 as torch computes on a bf16 weight (scale formula,
 // x / s, + z), scales stored as bf16 (the weight's dtype: the scale parameters take it), the eps rule on the stored
 // scale with finfo(bf16).eps = 2^-7.
-inline constexpr qnum::scheme<qnum::int4> ct_w4a16_sym_bf16_work = qnum::presets::ct_w4a16_sym_bf16.in_work(qnum::work_dtype::bf16);
-inline constexpr qnum::scheme<qnum::int4> ct_w4a16_asym_bf16_work = qnum::presets::ct_w4a16_asym.stored_as(qnum::scale_storage::bf16)
+inline constexpr qnum::scheme<qnum::qint4> ct_w4a16_sym_bf16_work = qnum::presets::ct_w4a16_sym_bf16.in_work(qnum::work_dtype::bf16);
+inline constexpr qnum::scheme<qnum::qint4> ct_w4a16_asym_bf16_work = qnum::presets::ct_w4a16_asym.stored_as(qnum::scale_storage::bf16)
                                                                         .eps_zero_to(0.0078125f)
                                                                         .eps_after_storage()
                                                                         .in_work(qnum::work_dtype::bf16);

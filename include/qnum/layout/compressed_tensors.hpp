@@ -16,7 +16,7 @@
 #include <cstdint>
 
 #include "qnum/config.hpp"
-#include "qnum/pack.hpp"
+#include "qnum/layout/pack.hpp"
 
 QNUM_BEGIN_NAMESPACE
 

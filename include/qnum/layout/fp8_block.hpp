@@ -13,7 +13,7 @@
 #include "qnum/codec.hpp"
 #include "qnum/config.hpp"
 #include "qnum/format.hpp"
-#include "qnum/pack.hpp"
+#include "qnum/layout/pack.hpp"
 
 QNUM_BEGIN_NAMESPACE
 

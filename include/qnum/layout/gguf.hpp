@@ -27,8 +27,8 @@
 #include "qnum/config.hpp"
 #include "qnum/detail/bits.hpp"
 #include "qnum/detail/fp_rn.hpp"
-#include "qnum/detail/host_simd.hpp"
-#include "qnum/pack.hpp"
+#include "qnum/host/simd.hpp"
+#include "qnum/layout/pack.hpp"
 
 QNUM_BEGIN_NAMESPACE
 
@@ -160,7 +160,7 @@ inline pack_status gguf_quantize(gguf_type t, const float* x, std::int64_t n, st
   bool overflow = false;
 #if QNUM_HOST_SIMD
   bool nonfinite = false;
-  // The lanes of the CPU's best instruction set (detail/host_simd.hpp): the same bytes as the blocks below.
+  // The lanes of the CPU's best instruction set (host/simd.hpp): the same bytes as the blocks below.
   if (detail::simd::dispatch([&](auto e) { nonfinite = decltype(e)::any_nonfinite(x, n); })) {
     if (nonfinite) return pack_status::non_finite;
     detail::simd::dispatch([&](auto e) {

@@ -22,7 +22,7 @@
 
 #include "qnum/codec.hpp"
 #include "qnum/config.hpp"
-#include "qnum/pack.hpp"
+#include "qnum/layout/pack.hpp"
 
 QNUM_BEGIN_NAMESPACE
 

@@ -1,4 +1,4 @@
-// qnum/int8_adam.hpp: Adam/AdamW with INT8 optimizer states (block-scaled m, square-root-domain v).
+// qnum/train/int8_adam.hpp: Adam/AdamW with INT8 optimizer states (block-scaled m, square-root-domain v).
 //
 // State of n parameters, in blocks of block_size (default 256) contiguous elements (the last block
 // may be shorter), all caller-owned and zero-initialised (zero codes and zero absmax mean m = v = 0):
@@ -35,7 +35,7 @@
 #include <cstdint>
 
 #include "qnum/config.hpp"
-#include "qnum/dynamic_scale.hpp"
+#include "qnum/train/dynamic_scale.hpp"
 #include "qnum/random.hpp"
 #include "qnum/round.hpp"
 

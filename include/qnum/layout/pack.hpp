@@ -1,4 +1,4 @@
-// qnum/pack.hpp: lossless bit packing of integer codes (dense N-bit into int32 words, nibble pairs in
+// qnum/layout/pack.hpp: lossless bit packing of integer codes (dense N-bit into int32 words, nibble pairs in
 // bytes, UE8M0 scales four per int32), as QNUM_HD primitives and checked host functions over arrays.
 //
 // Conventions (all layouts in this header are little-endian and least significant first):

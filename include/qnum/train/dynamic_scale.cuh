@@ -1,4 +1,4 @@
-// qnum/cuda/dynamic_scale.cuh: fused CUDA kernels for INT8 gradients with EMA-clipped dynamic scales
+// qnum/train/dynamic_scale.cuh: fused CUDA kernels for INT8 gradients with EMA-clipped dynamic scales
 // and residual error feedback, and the INT8-state Adam step (device twins of dynamic_scale.hpp and
 // int8_adam.hpp: same element functions, same bits).
 //
@@ -20,12 +20,12 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "qnum/cuda/codec_hw.cuh"
-#include "qnum/dynamic_scale.hpp"
-#include "qnum/int8_adam.hpp"
+#include "qnum/gpu/codec_hw.cuh"
+#include "qnum/train/dynamic_scale.hpp"
+#include "qnum/train/int8_adam.hpp"
 
 QNUM_BEGIN_NAMESPACE
-namespace cuda {
+namespace gpu {
 
 struct dynamic_scale_scratch_header {
   unsigned need_scan;
@@ -505,5 +505,5 @@ inline cudaError_t launch_int8_adam_step(float* p, const float* g, std::size_t n
   return cudaGetLastError();
 }
 
-}  // namespace cuda
+}  // namespace gpu
 QNUM_END_NAMESPACE

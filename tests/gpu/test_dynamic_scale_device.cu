@@ -1,4 +1,4 @@
-// tests/cuda/test_dynamic_scale_device.cu: the fused dynamic-scale INT8 gradient pass and the INT8
+// tests/gpu/test_dynamic_scale_device.cu: the fused dynamic-scale INT8 gradient pass and the INT8
 // Adam step on the GPU equal the host reference bit for bit (codes, residuals, states, parameters).
 #define QNUM_TEST_DEVICE_MAIN
 #include "hd_harness.cuh"
@@ -9,7 +9,7 @@
 #include <cstring>
 #include <vector>
 
-#include "qnum/cuda/dynamic_scale.cuh"
+#include "qnum/train/dynamic_scale.cuh"
 #include "qnum/qnum.hpp"
 
 namespace {
@@ -76,7 +76,7 @@ void run_steps(const qnum::dynamic_scale_config& cfg, std::size_t n, std::size_t
   auto* q_d = qtest::to_device(q_h);
   auto* r_d = qtest::to_device(r_h);
   void* scratch = nullptr;
-  REQUIRE(cudaMalloc(&scratch, qnum::cuda::dynamic_scale_scratch_bytes(groups)) == cudaSuccess);
+  REQUIRE(cudaMalloc(&scratch, qnum::gpu::dynamic_scale_scratch_bytes(groups)) == cudaSuccess);
   float* g_d = nullptr;
   REQUIRE(cudaMalloc(&g_d, n * sizeof(float)) == cudaSuccess);
   for (int t = 0; t < 12; ++t) {
@@ -86,10 +86,10 @@ void run_steps(const qnum::dynamic_scale_config& cfg, std::size_t n, std::size_t
     if (t == 9) g[n / 3] = NAN;  // a non-finite step
     REQUIRE(cudaMemcpy(g_d, g.data(), n * sizeof(float), cudaMemcpyHostToDevice) == cudaSuccess);
     const qnum::dq_status sh = qnum::quantize_gradient_int8(g.data(), q_h.data(), r_h.data(), n, gs, st_h.data(), cfg);
-    REQUIRE(qnum::cuda::launch_quantize_gradient_int8(g_d, q_d, r_d, n, gs, st_d, scratch, cfg) == cudaSuccess);
-    qnum::cuda::dynamic_scale_scratch_header hdr;
+    REQUIRE(qnum::gpu::launch_quantize_gradient_int8(g_d, q_d, r_d, n, gs, st_d, scratch, cfg) == cudaSuccess);
+    qnum::gpu::dynamic_scale_scratch_header hdr;
     REQUIRE(cudaMemcpy(&hdr, scratch, sizeof hdr, cudaMemcpyDeviceToHost) == cudaSuccess);
-    CHECK(qnum::cuda::dynamic_scale_status(hdr) == sh);
+    CHECK(qnum::gpu::dynamic_scale_status(hdr) == sh);
     CHECK(qtest::from_device(q_d, n) == q_h);
     const auto r_dev = qtest::from_device(r_d, n);
     CHECK(std::memcmp(r_dev.data(), r_h.data(), n * sizeof(Residual)) == 0);
@@ -99,7 +99,7 @@ void run_steps(const qnum::dynamic_scale_config& cfg, std::size_t n, std::size_t
     std::uint16_t* out_d = nullptr;
     REQUIRE(cudaMalloc(&out_d, n * 2) == cudaSuccess);
     qnum::dequantize_gradient_int8(q_h.data(), n, gs, st_h.data(), out_h.data(), qnum::dequant_dtype::bf16);
-    REQUIRE(qnum::cuda::launch_dequantize_gradient_int8(q_d, n, gs, st_d, out_d, qnum::dequant_dtype::bf16) ==
+    REQUIRE(qnum::gpu::launch_dequantize_gradient_int8(q_d, n, gs, st_d, out_d, qnum::dequant_dtype::bf16) ==
             cudaSuccess);
     CHECK(qtest::from_device(out_d, n) == out_h);
     cudaFree(out_d);
@@ -107,7 +107,7 @@ void run_steps(const qnum::dynamic_scale_config& cfg, std::size_t n, std::size_t
     float* out32_d = nullptr;
     REQUIRE(cudaMalloc(&out32_d, n * 4) == cudaSuccess);
     qnum::dequantize_gradient_int8(q_h.data(), n, gs, st_h.data(), out32_h.data(), qnum::dequant_dtype::fp32);
-    REQUIRE(qnum::cuda::launch_dequantize_gradient_int8(q_d, n, gs, st_d, out32_d, qnum::dequant_dtype::fp32) ==
+    REQUIRE(qnum::gpu::launch_dequantize_gradient_int8(q_d, n, gs, st_d, out32_d, qnum::dequant_dtype::fp32) ==
             cudaSuccess);
     CHECK(std::memcmp(qtest::from_device(out32_d, n).data(), out32_h.data(), n * 4) == 0);
     cudaFree(out32_d);
@@ -167,7 +167,7 @@ TEST_CASE("INT8 Adam step: host == device") {
       REQUIRE(cudaMemcpy(g_d, g.data(), n * sizeof(float), cudaMemcpyHostToDevice) == cudaSuccess);
       REQUIRE(qnum::int8_adam_step(p.data(), g.data(), n, {m.data(), v.data(), ma.data(), va.data()}, c, t) ==
               qnum::dq_status::ok);
-      REQUIRE(qnum::cuda::launch_int8_adam_step(p_d, g_d, n, {m_d, v_d, ma_d, va_d}, c, t) == cudaSuccess);
+      REQUIRE(qnum::gpu::launch_int8_adam_step(p_d, g_d, n, {m_d, v_d, ma_d, va_d}, c, t) == cudaSuccess);
       CHECK(std::memcmp(qtest::from_device(p_d, n).data(), p.data(), n * 4) == 0);
       CHECK(qtest::from_device(m_d, n) == m);
       CHECK(qtest::from_device(v_d, n) == v);

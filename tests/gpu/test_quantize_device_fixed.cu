@@ -1,4 +1,4 @@
-// tests/cuda/test_quantize_device_fixed.cu: compile-time schemes (fixed_scheme) on the device give the host
+// tests/gpu/test_quantize_device_fixed.cu: compile-time schemes (fixed_scheme) on the device give the host
 // API's bits on every kernel path (1xG registers, whole-group fast path, block kernel, per tensor, 2D blocks)
 // and element type.
 #include "quantize_check.cuh"

@@ -1,4 +1,4 @@
-// tests/cuda/test_quantize_device.cu: device group quantization (qnum/cuda/quantize.cuh) gives the host
+// tests/gpu/test_quantize_device.cu: device group quantization (qnum/gpu/quantize.cuh) gives the host
 // API's bits. This file: the per-element functions through the host/device harness, the fused W4A16 pack
 // against quantize + ct_pack_weight, bad arguments. test_quantize_device_runtime.cu: every kernel path with the
 // run-time scheme; test_quantize_device_fixed.cu: the same with compile-time schemes (one program, three
@@ -13,7 +13,7 @@ using namespace qtest;
 
 TEST_CASE("device fused W4A16 pack == host quantize + ct_pack_weight") {
   namespace p = qnum::presets;
-  const qnum::scheme<qnum::int4> schemes[2] = {p::ct_w4a16_sym_bf16, p::ct_w4a16_asym};
+  const qnum::scheme<qnum::qint4> schemes[2] = {p::ct_w4a16_sym_bf16, p::ct_w4a16_asym};
   const std::int64_t gs[2] = {32, 128};
   for (int t = 0; t < 4; ++t) {  // t < 2: a ragged K (group kernel); t >= 2: K = 320 (the tile path)
     const auto& s = schemes[t % 2];
@@ -41,7 +41,7 @@ TEST_CASE("device fused W4A16 pack == host quantize + ct_pack_weight") {
     std::uint32_t* dpacked = to_device(std::vector<std::uint32_t>(hpacked.size(), 0xDEADBEEFu));
     std::uint8_t* dscales = to_device(std::vector<std::uint8_t>(hscales.size(), 0));
     std::int32_t* dzeros = to_device(std::vector<std::int32_t>(hzeros.size(), 0));
-    REQUIRE(qnum::cuda::launch_w4a16_pack(s, qnum::view(static_cast<const std::uint16_t*>(dw), n, k, stride, qnum::tensor_type::bf16),
+    REQUIRE(qnum::gpu::launch_w4a16_pack(s, qnum::view(static_cast<const std::uint16_t*>(dw), n, k, stride, qnum::tensor_type::bf16),
                                           G, dpacked, qnum::scale_view{dscales, n, shp.groups, shp.groups, sb},
                                           asym ? qnum::view(dzeros, n, shp.groups) : qnum::matrix_view<std::int32_t>{}) ==
             cudaSuccess);
@@ -63,8 +63,8 @@ namespace {
 // Presets are host constexpr variables: device code gets them by value (as the launchers do).
 struct element_functions {
   struct presets_by_value {
-    qnum::scheme<qnum::int4> slime_int4_qat = qnum::presets::slime_int4_qat;
-    qnum::scheme<qnum::int4> ct_w4a16_asym = qnum::presets::ct_w4a16_asym;
+    qnum::scheme<qnum::qint4> slime_int4_qat = qnum::presets::slime_int4_qat;
+    qnum::scheme<qnum::qint4> ct_w4a16_asym = qnum::presets::ct_w4a16_asym;
     qnum::scheme<qnum::fp8_e4m3> deepgemm_fp8_ue8m0 = qnum::presets::deepgemm_fp8_ue8m0;
     qnum::scheme<qnum::fp4_e2m1> nvfp4 = qnum::presets::nvfp4;
     qnum::scheme<qnum::fp4_e2m1> mxfp4 = qnum::presets::mxfp4;
@@ -114,24 +114,24 @@ TEST_CASE("launchers reject bad arguments without launching") {
   REQUIRE(cudaMemset(c, 0, 4096) == cudaSuccess);
   const qnum::scale_view sv{c + 2048, 4, 2, 2, 4};
   const auto good = qnum::view(static_cast<const float*>(d), 4, 64, 64);
-  CHECK(qnum::cuda::launch_quantize(p::slime_int4_qat, good, qnum::group_size(32), qnum::view(c, 4, 64), sv) == cudaSuccess);
-  CHECK(qnum::cuda::launch_quantize(p::slime_int4_qat, qnum::view(static_cast<const float*>(nullptr), 4, 64), qnum::group_size(32),
+  CHECK(qnum::gpu::launch_quantize(p::slime_int4_qat, good, qnum::group_size(32), qnum::view(c, 4, 64), sv) == cudaSuccess);
+  CHECK(qnum::gpu::launch_quantize(p::slime_int4_qat, qnum::view(static_cast<const float*>(nullptr), 4, 64), qnum::group_size(32),
                                     qnum::view(c, 4, 64), sv) == cudaErrorInvalidValue);
-  CHECK(qnum::cuda::launch_quantize(p::slime_int4_qat, qnum::view(reinterpret_cast<const float*>(c + 1), 4, 64),
+  CHECK(qnum::gpu::launch_quantize(p::slime_int4_qat, qnum::view(reinterpret_cast<const float*>(c + 1), 4, 64),
                                     qnum::group_size(32), qnum::view(c, 4, 64), sv) == cudaErrorInvalidValue);
-  CHECK(qnum::cuda::launch_quantize(p::slime_int4_qat, qnum::view(static_cast<const float*>(d), 4, 64, 10), qnum::group_size(32),
+  CHECK(qnum::gpu::launch_quantize(p::slime_int4_qat, qnum::view(static_cast<const float*>(d), 4, 64, 10), qnum::group_size(32),
                                     qnum::view(c, 4, 64), sv) == cudaErrorInvalidValue);
-  CHECK(qnum::cuda::launch_quantize(p::slime_int4_qat, good, qnum::group_size(-1), qnum::view(c, 4, 64), sv) ==
+  CHECK(qnum::gpu::launch_quantize(p::slime_int4_qat, good, qnum::group_size(-1), qnum::view(c, 4, 64), sv) ==
         cudaErrorInvalidValue);
-  CHECK(qnum::cuda::launch_quantize(p::slime_int4_qat, good, qnum::group_size(16), qnum::view(c, 4, 64), sv) ==
+  CHECK(qnum::gpu::launch_quantize(p::slime_int4_qat, good, qnum::group_size(16), qnum::view(c, 4, 64), sv) ==
         cudaErrorInvalidValue);  // scale buffer shape mismatch
-  CHECK(qnum::cuda::launch_quantize(p::slime_int4_qat, good, qnum::group_size(32), qnum::view(c, 4, 63), sv) ==
+  CHECK(qnum::gpu::launch_quantize(p::slime_int4_qat, good, qnum::group_size(32), qnum::view(c, 4, 63), sv) ==
         cudaErrorInvalidValue);
-  CHECK(qnum::cuda::launch_quantize(p::ct_w4a16_asym, good, qnum::group_size(32), qnum::view(c, 4, 64), sv) ==
+  CHECK(qnum::gpu::launch_quantize(p::ct_w4a16_asym, good, qnum::group_size(32), qnum::view(c, 4, 64), sv) ==
         cudaErrorInvalidValue);  // asymmetric without zero points
-  CHECK(qnum::cuda::launch_w4a16_pack(p::ct_w4a16_sym, good, 12, reinterpret_cast<std::uint32_t*>(c), sv) ==
+  CHECK(qnum::gpu::launch_w4a16_pack(p::ct_w4a16_sym, good, 12, reinterpret_cast<std::uint32_t*>(c), sv) ==
         cudaErrorInvalidValue);  // G % 8 != 0
-  CHECK(qnum::cuda::launch_quantize(p::slime_int4_qat, qnum::view(static_cast<const float*>(d), 0, 64), qnum::group_size(32),
+  CHECK(qnum::gpu::launch_quantize(p::slime_int4_qat, qnum::view(static_cast<const float*>(d), 0, 64), qnum::group_size(32),
                                     qnum::view(c, 0, 64), sv) == cudaSuccess);  // empty
   CHECK(cudaDeviceSynchronize() == cudaSuccess);
   cudaFree(d);

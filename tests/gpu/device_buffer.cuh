@@ -1,4 +1,4 @@
-// tests/cuda/device_buffer.cuh: copies between host vectors and fresh device buffers for the device tests
+// tests/gpu/device_buffer.cuh: copies between host vectors and fresh device buffers for the device tests
 // (REQUIRE on every CUDA call; the caller frees with cudaFree).
 #pragma once
 

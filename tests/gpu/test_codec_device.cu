@@ -1,11 +1,11 @@
-// tests/cuda/test_codec_device.cu: the codecs and the random stream on the GPU equal the host, bit
+// tests/gpu/test_codec_device.cu: the codecs and the random stream on the GPU equal the host, bit
 // for bit; the hardware cvt path equals the portable one.
 #define QNUM_TEST_DEVICE_MAIN
 #include "hd_harness.cuh"
 
 #include <doctest/doctest.h>
 
-#include "qnum/cuda/codec_hw.cuh"
+#include "qnum/gpu/codec_hw.cuh"
 #include "qnum/qnum.hpp"
 
 namespace {
@@ -39,8 +39,8 @@ struct encode_all {
     mix(to_bf16(x));
     mix(to_fp16(x));
     mix(encode<bf16>(x, stochastic(r)));
-    mix(static_cast<std::uint32_t>(encode<qnum::int8>(x * 0.01f)));
-    mix(static_cast<std::uint32_t>(encode<qnum::int4>(x, stochastic(r))));
+    mix(static_cast<std::uint32_t>(encode<qnum::qint8>(x * 0.01f)));
+    mix(static_cast<std::uint32_t>(encode<qnum::qint4>(x, stochastic(r))));
     mix(detail::float_to_bits(decode<fp8_e4m3>(i & 0xFF)));
     mix(detail::float_to_bits(decode<fp8_e5m2>(i & 0xFF)));
     mix(detail::float_to_bits(decode<e8m0>(i & 0xFF)));
@@ -54,9 +54,9 @@ struct hw_vs_portable {
     using namespace qnum;
     const float x = input(i);
     // On the device this compares cvt.rn.satfinite with the portable path; 0 means equal.
-    const std::uint32_t a = cuda::encode_hw<fp8_e4m3>(x) ^ encode<fp8_e4m3>(x);
-    const std::uint32_t b = cuda::encode_hw<fp8_e5m2>(x) ^ encode<fp8_e5m2>(x);
-    const std::uint32_t c = cuda::encode_hw<fp4_e2m1>(x) ^ encode<fp4_e2m1>(x);
+    const std::uint32_t a = gpu::encode_hw<fp8_e4m3>(x) ^ encode<fp8_e4m3>(x);
+    const std::uint32_t b = gpu::encode_hw<fp8_e5m2>(x) ^ encode<fp8_e5m2>(x);
+    const std::uint32_t c = gpu::encode_hw<fp4_e2m1>(x) ^ encode<fp4_e2m1>(x);
 #if defined(__CUDA_ARCH__)
     return a | b | c;
 #else

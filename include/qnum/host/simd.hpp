@@ -1,4 +1,4 @@
-// qnum/detail/host_simd.hpp: the host fast path of quantize_tensor.hpp, dynamic_scale.hpp and layout/gguf.hpp:
+// qnum/host/simd.hpp: the host fast path of quantize_tensor.hpp, dynamic_scale.hpp and layout/gguf.hpp:
 // SIMD lanes that compute, bit for bit, what the generic per-element functions (quantize_value,
 // dequantize_value, to_bf16, the GGUF block formulas) compute, for the best instruction set of the CPU the
 // program runs on, chosen once at run time (no compiler flag needed).
@@ -164,7 +164,7 @@ namespace sse2 {
 #define QNUM_SIMD_LANES 4
 #define QNUM_SIMD_LEVEL 1
 #define QNUM_SIMD_ATTR
-#include "qnum/detail/host_simd_lanes.inc"
+#include "qnum/host/simd_lanes.inc"
 #undef QNUM_SIMD_NS
 #undef QNUM_SIMD_LANES
 #undef QNUM_SIMD_LEVEL
@@ -179,7 +179,7 @@ namespace avx2 {
 #define QNUM_SIMD_LANES 8
 #define QNUM_SIMD_LEVEL 2
 #define QNUM_SIMD_ATTR __attribute__((target("avx2")))
-#include "qnum/detail/host_simd_lanes.inc"
+#include "qnum/host/simd_lanes.inc"
 #undef QNUM_SIMD_NS
 #undef QNUM_SIMD_LANES
 #undef QNUM_SIMD_LEVEL
@@ -195,7 +195,7 @@ namespace avx512 {
 #define QNUM_SIMD_LANES 16
 #define QNUM_SIMD_LEVEL 3
 #define QNUM_SIMD_ATTR __attribute__((target("avx2,avx512f,avx512bw,avx512dq,avx512vl")))
-#include "qnum/detail/host_simd_lanes.inc"
+#include "qnum/host/simd_lanes.inc"
 #undef QNUM_SIMD_NS
 #undef QNUM_SIMD_LANES
 #undef QNUM_SIMD_LEVEL
@@ -209,7 +209,7 @@ namespace neon {
 #define QNUM_SIMD_LANES 4
 #define QNUM_SIMD_LEVEL 4
 #define QNUM_SIMD_ATTR
-#include "qnum/detail/host_simd_lanes.inc"
+#include "qnum/host/simd_lanes.inc"
 #undef QNUM_SIMD_NS
 #undef QNUM_SIMD_LANES
 #undef QNUM_SIMD_LEVEL

@@ -1,6 +1,6 @@
-// qnum/cuda/codec_hw.cuh: hardware float->fp8/fp4 conversions (cvt.rn.satfinite) for device code.
+// qnum/gpu/codec_hw.cuh: hardware float->fp8/fp4 conversions (cvt.rn.satfinite) for device code.
 //
-// encode_hw<F>(x) returns exactly encode<F>(x, rne, satfinite) (tests/cuda/test_codec_device.cu
+// encode_hw<F>(x) returns exactly encode<F>(x, rne, satfinite) (tests/gpu/test_codec_device.cu
 // compares the two over every bf16 pattern and a million random floats). On sm_89 and newer it is
 // one cvt instruction for E4M3/E5M2, on sm_100+ also for E2M1; elsewhere, and in host code, it is
 // the portable bit-exact path. Include it only from code compiled by nvcc.
@@ -25,7 +25,7 @@
 #include "qnum/codec.hpp"
 
 QNUM_BEGIN_NAMESPACE
-namespace cuda {
+namespace gpu {
 
 template <class F>
 __host__ __device__ inline code_t<F> encode_hw(float x) {
@@ -44,5 +44,5 @@ __host__ __device__ inline code_t<F> encode_hw(float x) {
   return encode<F>(x, rne, satfinite);
 }
 
-}  // namespace cuda
+}  // namespace gpu
 QNUM_END_NAMESPACE

@@ -1,4 +1,4 @@
-// qnum/dynamic_scale.hpp: INT8 gradients with EMA-clipped dynamic scales and residual error feedback.
+// qnum/train/dynamic_scale.hpp: INT8 gradients with EMA-clipped dynamic scales and residual error feedback.
 //
 // qnum's definition of the "Q-GaLore-style" INT8 gradient mechanism (no public code implements it;
 // see docs/qgalore.md). One definition, host and device, bit for bit.
@@ -45,7 +45,7 @@
 #include "qnum/config.hpp"
 #include "qnum/detail/fp_rn.hpp"
 #include "qnum/detail/bits.hpp"
-#include "qnum/detail/host_simd.hpp"
+#include "qnum/host/simd.hpp"
 #include "qnum/random.hpp"
 #include "qnum/round.hpp"
 

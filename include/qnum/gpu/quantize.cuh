@@ -1,4 +1,4 @@
-// qnum/cuda/quantize.cuh: device group quantization: in-kernel primitives and ready kernels with launchers (nvcc only).
+// qnum/gpu/quantize.cuh: device group quantization: in-kernel primitives and ready kernels with launchers (nvcc only).
 //
 // One engine, every choice fixed at compile time. The kernels are templates over
 //   - the scheme: a scheme holder (qnum/static_scheme.hpp): fixed_scheme<S> makes every field a compile-time
@@ -67,7 +67,7 @@
 
 #include "qnum/codec.hpp"
 #include "qnum/config.hpp"
-#include "qnum/cuda/codec_hw.cuh"
+#include "qnum/gpu/codec_hw.cuh"
 #include "qnum/detail/fast_div.hpp"
 #include "qnum/quantize.hpp"
 #include "qnum/quantize_tensor.hpp"
@@ -76,7 +76,7 @@
 #include "qnum/static_scheme.hpp"
 
 QNUM_BEGIN_NAMESPACE
-namespace cuda {
+namespace gpu {
 
 // ---------------------------------------------------------------------------------------------------
 // Primitives
@@ -1309,7 +1309,7 @@ template <class H, class T, std::enable_if_t<is_scheme_holder_v<H>, int> = 0>
 cudaError_t launch_w4a16_pack(const H& sch, matrix_view<const T> w, std::int64_t group, std::uint32_t* weight_packed,
                               scale_view scales, matrix_view<std::int32_t> zeros = {}, cudaStream_t stream = nullptr,
                               std::int64_t packed_stride = -1, rounding rd = {}) {
-  static_assert(std::is_same_v<typename H::format, qnum::int4>, "W4A16 packing: int4 schemes");
+  static_assert(std::is_same_v<typename H::format, qnum::qint4>, "W4A16 packing: int4 schemes");
   if (group <= 0 || group % 8 != 0) return cudaErrorInvalidValue;
   return detail::with_type<T>(w.type, [&](auto in_tag) -> cudaError_t {
     using In = typename decltype(in_tag)::type;
@@ -1331,11 +1331,11 @@ cudaError_t launch_w4a16_pack(const H& sch, matrix_view<const T> w, std::int64_t
   });
 }
 template <class T>
-cudaError_t launch_w4a16_pack(const scheme<qnum::int4>& s, matrix_view<const T> w, std::int64_t group,
+cudaError_t launch_w4a16_pack(const scheme<qnum::qint4>& s, matrix_view<const T> w, std::int64_t group,
                               std::uint32_t* weight_packed, scale_view scales, matrix_view<std::int32_t> zeros = {},
                               cudaStream_t stream = nullptr, std::int64_t packed_stride = -1, rounding rd = {}) {
-  return launch_w4a16_pack(runtime_scheme<qnum::int4>{s}, w, group, weight_packed, scales, zeros, stream, packed_stride, rd);
+  return launch_w4a16_pack(runtime_scheme<qnum::qint4>{s}, w, group, weight_packed, scales, zeros, stream, packed_stride, rd);
 }
 
-}  // namespace cuda
+}  // namespace gpu
 QNUM_END_NAMESPACE

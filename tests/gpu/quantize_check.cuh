@@ -1,4 +1,4 @@
-// tests/cuda/quantize_check.cuh: the host-vs-device comparison the device quantize tests share: adversarial
+// tests/gpu/quantize_check.cuh: the host-vs-device comparison the device quantize tests share: adversarial
 // inputs, bitwise comparison that prints what differs, and one shape checked through quantize, dequantize,
 // fake quantize and stochastic rounding (codes, scales, zero points, outputs: memcmp against the host API).
 #pragma once
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "device_buffer.cuh"
-#include "qnum/cuda/quantize.cuh"
+#include "qnum/gpu/quantize.cuh"
 #include "qnum/presets.hpp"
 #include "qnum/quantize_tensor.hpp"
 #include "qnum/random.hpp"
@@ -120,7 +120,7 @@ void check_holder(const char* name, const H& h, std::int64_t rows, std::int64_t 
   const qnum::matrix_view<const T> dv = qnum::view(static_cast<const T*>(din), rows, cols, stride, in_type);
   const qnum::scale_view dsv{dscales, g.nr, g.nc, g.nc, sb};
   const qnum::matrix_view<std::int32_t> dzv = asym ? qnum::view(dzeros, g.nr, g.nc) : qnum::matrix_view<std::int32_t>{};
-  REQUIRE(qnum::cuda::launch_quantize(h, dv, groups, qnum::view(dcodes, rows, cols, cstride), dsv, dzv, qnum::nearest(),
+  REQUIRE(qnum::gpu::launch_quantize(h, dv, groups, qnum::view(dcodes, rows, cols, cstride), dsv, dzv, qnum::nearest(),
                                       outer, nullptr, dscratch) == cudaSuccess);
   REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
   CHECK(same(from_device(dcodes, hcodes.size()), hcodes));
@@ -135,7 +135,7 @@ void check_holder(const char* name, const H& h, std::int64_t rows, std::int64_t 
                            qnum::view(static_cast<const std::int32_t*>(hzeros.data()), g.nr, g.nc),
                            qnum::view(hout.data(), rows, cols, ostride, out_type), outer) == qnum::status::ok);
   U* dout = to_device(std::vector<U>(hout.size(), U{}));
-  REQUIRE(qnum::cuda::launch_dequantize(h, qnum::view(static_cast<const std::uint8_t*>(dcodes), rows, cols, cstride), groups,
+  REQUIRE(qnum::gpu::launch_dequantize(h, qnum::view(static_cast<const std::uint8_t*>(dcodes), rows, cols, cstride), groups,
                                         dsv, qnum::view(static_cast<const std::int32_t*>(dzeros), g.nr, g.nc),
                                         qnum::view(dout, rows, cols, ostride, out_type), outer) == cudaSuccess);
   REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
@@ -146,7 +146,7 @@ void check_holder(const char* name, const H& h, std::int64_t rows, std::int64_t 
   REQUIRE(qnum::fake_quantize(s, hv, groups, qnum::view(hfq.data(), rows, cols, ostride, out_type), qnum::nearest(), outer) ==
           qnum::status::ok);
   REQUIRE(cudaMemset(dout, 0, hout.size() * sizeof(U)) == cudaSuccess);
-  REQUIRE(qnum::cuda::launch_fake_quantize(h, dv, groups, qnum::view(dout, rows, cols, ostride, out_type), qnum::nearest(),
+  REQUIRE(qnum::gpu::launch_fake_quantize(h, dv, groups, qnum::view(dout, rows, cols, ostride, out_type), qnum::nearest(),
                                            outer, nullptr, dscratch) == cudaSuccess);
   REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
   CHECK(same(from_device(dout, hfq.size()), hfq));
@@ -157,7 +157,7 @@ void check_holder(const char* name, const H& h, std::int64_t rows, std::int64_t 
     REQUIRE(qnum::quantize(s, hv, groups, qnum::view(hc2.data(), rows, cols, cstride), hsv, hzv, qnum::stochastic_seed(5),
                            outer) == qnum::status::ok);
     REQUIRE(cudaMemcpy(dcodes, dcodes_init.data(), dcodes_init.size(), cudaMemcpyHostToDevice) == cudaSuccess);
-    REQUIRE(qnum::cuda::launch_quantize(h, dv, groups, qnum::view(dcodes, rows, cols, cstride), dsv, dzv,
+    REQUIRE(qnum::gpu::launch_quantize(h, dv, groups, qnum::view(dcodes, rows, cols, cstride), dsv, dzv,
                                         qnum::stochastic_seed(5), outer, nullptr, dscratch) == cudaSuccess);
     REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
     CHECK(same(from_device(dcodes, hc2.size()), hc2));

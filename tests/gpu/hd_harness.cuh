@@ -1,4 +1,4 @@
-// tests/cuda/hd_harness.cuh: run one functor on host and on the GPU over an index range and compare
+// tests/gpu/hd_harness.cuh: run one functor on host and on the GPU over an index range and compare
 // the 32-bit results exactly. Also the shared main(): exit 77 (meson's SKIP) where no GPU is present.
 #pragma once
 
