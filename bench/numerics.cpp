@@ -130,15 +130,15 @@ result measure(const std::string& fmt, const gran& gr, const qnum::scheme<F>& s,
   const std::int64_t n = d.rows * d.cols;
   const scale_extent g = scale_shape(d.rows, d.cols, gr.g);
   if (g.rows == 0 && n > 0) { std::fprintf(stderr, "bad grid\n"); std::exit(2); }
-  const int sb = scale_bytes(s.store);
+  const int sb = dtype_bytes(s.store);
   const bool asym = s.kind == scheme_kind::asymmetric;
   std::vector<std::uint8_t> codes(static_cast<std::size_t>(n)), codes2;
   std::vector<std::uint8_t> scales(static_cast<std::size_t>(g.rows * g.cols * sb));
   std::vector<std::int32_t> zeros(static_cast<std::size_t>(g.rows * g.cols));
   std::vector<float> deq(static_cast<std::size_t>(n)), fq(static_cast<std::size_t>(n)), deq2(static_cast<std::size_t>(n));
   const scale_view sv{scales.data(), g.rows, g.cols, g.cols, sb};
-  const matrix_view<std::int32_t> zv{zeros.data(), g.rows, g.cols, g.cols, tensor_type::fp32};
-  const matrix_view<const std::int32_t> zcv{zeros.data(), g.rows, g.cols, g.cols, tensor_type::fp32};
+  const matrix_view<std::int32_t> zv{zeros.data(), g.rows, g.cols, g.cols, dtype::fp32};
+  const matrix_view<const std::int32_t> zcv{zeros.data(), g.rows, g.cols, g.cols, dtype::fp32};
   const auto in = view<const float>(d.x.data(), d.rows, d.cols);
   float outer = 0.0f;
   if (two_level) {
@@ -146,9 +146,9 @@ result measure(const std::string& fmt, const gran& gr, const qnum::scheme<F>& s,
     tensor_amax(in, amax);
     outer = presets::nvfp4_tensor_scale(amax);
   }
-  status st = quantize(s, in, gr.g, view(codes.data(), d.rows, d.cols), sv, zv, nearest(), outer);
+  status st = quantize(s, in, gr.g, view(codes.data(), d.rows, d.cols), sv, zv, nearest_even(), outer);
   if (st == status::ok) st = dequantize(s, view<const std::uint8_t>(codes.data(), d.rows, d.cols), gr.g, sv, zcv, view(deq.data(), d.rows, d.cols), outer);
-  if (st == status::ok) st = fake_quantize(s, in, gr.g, view(fq.data(), d.rows, d.cols), nearest(), outer);
+  if (st == status::ok) st = fake_quantize(s, in, gr.g, view(fq.data(), d.rows, d.cols), nearest_even(), outer);
   // The inward neighbour of every extreme code, dequantized, gives the step at the top of the range.
   codes2 = codes;
   for (auto& c : codes2)

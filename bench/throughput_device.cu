@@ -5,7 +5,7 @@
 //
 // 1. Verification: before any timing, every operation runs once on a 256 x 4096 input and its outputs are
 //    compared bit for bit with the host qnum function (quantize, dequantize, fake_quantize, quantize +
-//    ct_pack_weight, quantize_gradient_int8 over three steps, dequantize_gradient_int8). Any difference is
+//    ct::pack_weight, quantize_gradient_int8 over three steps, dequantize_gradient_int8). Any difference is
 //    printed and the program exits 1 without timing anything.
 // 2. Large shapes (8192x8192 and 32768x4096; --quick: 4096x4096), cold L2: before every run a kernel reads
 //    a buffer of twice the L2 size (which also writes back the previous run's dirty lines), then CUDA events
@@ -322,7 +322,7 @@ std::size_t groups_of(const qnum::detail::grid& g) { return static_cast<std::siz
 
 template <class F>
 qnum::scale_view scale_view_of(const qnum::scheme<F>& s, const qnum::detail::grid& g, void* p) {
-  return qnum::scale_view{p, g.nr, g.nc, g.nc, qnum::scale_bytes(s.store)};
+  return qnum::scale_view{p, g.nr, g.nc, g.nc, qnum::dtype_bytes(s.store)};
 }
 template <class F>
 bool asym(const qnum::scheme<F>& s) { return s.kind == qnum::scheme_kind::asymmetric; }
@@ -353,15 +353,15 @@ cudaError_t dev_quantize(const H& h, qnum::group_shape g, shape sh, bool two_pas
   const auto s = h.get();
   const auto gr = grid_of(sh, g);
   const qnum::matrix_view<std::int32_t> zv = asym(s) ? qnum::view(D.zeros, gr.nr, gr.nc) : qnum::matrix_view<std::int32_t>{};
-  return qnum::gpu::launch_quantize(h, in_view<T>(sh), g, qnum::view(D.codes, sh.rows, sh.cols), scale_view_of(s, gr, D.scales),
-                                     zv, qnum::nearest(), 0.0f, D.stream, two_pass ? D.scratch3 : nullptr);
+  return qnum::gpu::cuda_error(qnum::gpu::launch_quantize(h, in_view<T>(sh), g, qnum::view(D.codes, sh.rows, sh.cols), scale_view_of(s, gr, D.scales),
+                                     zv, qnum::nearest_even(), 0.0f, D.stream, two_pass ? D.scratch3 : nullptr));
 }
 
 template <class H, class T>
 std::string check_quantize(const H& h, qnum::group_shape g, shape sh, bool two_pass) {
   const auto s = h.get();
   const auto gr = grid_of(sh, g);
-  const std::size_t ng = groups_of(gr), sb = static_cast<std::size_t>(qnum::scale_bytes(s.store));
+  const std::size_t ng = groups_of(gr), sb = static_cast<std::size_t>(qnum::dtype_bytes(s.store));
   poison(D.codes, 0xAB, sh.un());
   poison(D.scales, 0xCD, ng * sb);
   poison(D.zeros, 0xEE, ng * 4);
@@ -388,14 +388,14 @@ cudaError_t dev_pack(const H& h, std::int64_t G, shape sh) {
   const auto s = h.get();
   const auto gr = grid_of(sh, qnum::group_size(G));
   const qnum::matrix_view<std::int32_t> zv = asym(s) ? qnum::view(D.zeros, gr.nr, gr.nc) : qnum::matrix_view<std::int32_t>{};
-  return qnum::gpu::launch_w4a16_pack(h, in_view<T>(sh), G, D.packed, scale_view_of(s, gr, D.scales), zv, D.stream);
+  return qnum::gpu::cuda_error(qnum::gpu::launch_w4a16_pack(h, in_view<T>(sh), G, D.packed, scale_view_of(s, gr, D.scales), zv, D.stream));
 }
 
 template <class H, class T>
 std::string check_pack(const H& h, std::int64_t G, shape sh) {
   const auto s = h.get();
   const auto gr = grid_of(sh, qnum::group_size(G));
-  const std::size_t ng = groups_of(gr), sb = static_cast<std::size_t>(qnum::scale_bytes(s.store));
+  const std::size_t ng = groups_of(gr), sb = static_cast<std::size_t>(qnum::dtype_bytes(s.store));
   const std::size_t words = static_cast<std::size_t>(sh.rows * ((sh.cols + 7) / 8));
   poison(D.packed, 0xAB, words * 4);
   poison(D.scales, 0xCD, ng * sb);
@@ -414,7 +414,7 @@ std::string check_pack(const H& h, std::int64_t G, shape sh) {
   std::vector<std::int8_t> q(hcodes.size());  // int4 codes, two's complement in the low nibble -> int8
   for (std::size_t i = 0; i < q.size(); ++i) q[i] = static_cast<std::int8_t>(static_cast<std::int8_t>(hcodes[i] << 4) >> 4);
   std::vector<std::uint32_t> hpacked(words);
-  if (qnum::ct_pack_weight(q.data(), sh.rows, sh.cols, 4, hpacked.data()) != qnum::pack_status::ok) return "host ct_pack_weight failed";
+  if (qnum::ct::pack_weight(q.data(), sh.rows, sh.cols, 4, hpacked.data()) != qnum::status::ok) return "host ct::pack_weight failed";
   std::string d = diff("weight_packed", dpacked, hpacked);
   if (d.empty()) d = diff("weight_scale", dscales, hscales);
   if (d.empty() && asym(s)) d = diff("zero points", dzeros, hzeros);
@@ -428,15 +428,15 @@ cudaError_t dev_dequantize(const H& h, qnum::group_shape g, shape sh) {
   const auto gr = grid_of(sh, g);
   const qnum::matrix_view<const std::int32_t> zv =
       asym(s) ? qnum::view(static_cast<const std::int32_t*>(D.zeros), gr.nr, gr.nc) : qnum::matrix_view<const std::int32_t>{};
-  return qnum::gpu::launch_dequantize(h, qnum::view(static_cast<const std::uint8_t*>(D.codes), sh.rows, sh.cols), g,
-                                       scale_view_of(s, gr, D.scales), zv, out_view<U>(sh), 0.0f, D.stream);
+  return qnum::gpu::cuda_error(qnum::gpu::launch_dequantize(h, qnum::view(static_cast<const std::uint8_t*>(D.codes), sh.rows, sh.cols), g,
+                                       scale_view_of(s, gr, D.scales), zv, out_view<U>(sh), 0.0f, D.stream));
 }
 
 template <class H, class U>
 std::string check_dequantize(const H& h, qnum::group_shape g, shape sh) {
   const auto s = h.get();
   const auto gr = grid_of(sh, g);
-  const std::size_t ng = groups_of(gr), sb = static_cast<std::size_t>(qnum::scale_bytes(s.store));
+  const std::size_t ng = groups_of(gr), sb = static_cast<std::size_t>(qnum::dtype_bytes(s.store));
   poison(output<U>(), 0xAB, sh.un() * sizeof(U));
   QB_CHECK((dev_dequantize<H, U>(h, g, sh)));
   const auto dout = download(output<U>(), sh.un());
@@ -455,7 +455,7 @@ std::string check_dequantize(const H& h, qnum::group_shape g, shape sh) {
 // --- fake quantize (output in the input's type) -------------------------------------------------------
 template <class H, class T>
 cudaError_t dev_fake(const H& h, qnum::group_shape g, shape sh) {
-  return qnum::gpu::launch_fake_quantize(h, in_view<T>(sh), g, out_view<T>(sh), qnum::nearest(), 0.0f, D.stream, nullptr);
+  return qnum::gpu::cuda_error(qnum::gpu::launch_fake_quantize(h, in_view<T>(sh), g, out_view<T>(sh), qnum::nearest_even(), 0.0f, D.stream, nullptr));
 }
 
 template <class H, class T>
@@ -488,8 +488,8 @@ void reset_grad(shape sh) {
 
 template <class R>
 cudaError_t dev_grad(shape sh) {
-  return qnum::gpu::launch_quantize_gradient_int8(static_cast<const float*>(D.in_f32), D.gcodes, residual<R>(), sh.un(), 0,
-                                                   D.states, D.ds_scratch, grad_cfg(), D.stream);
+  return qnum::gpu::cuda_error(qnum::gpu::launch_quantize_gradient_int8(static_cast<const float*>(D.in_f32), D.gcodes, residual<R>(), sh.un(), 0,
+                                                   D.states, D.ds_scratch, grad_cfg(), D.stream));
 }
 
 template <class R>
@@ -506,7 +506,7 @@ std::string check_grad(shape sh) {
     const auto dcodes = download(D.gcodes, sh.un());
     const auto dres = download(static_cast<const R*>(residual<R>()), sh.un());
     const auto dst = download(static_cast<const qnum::dynamic_scale_state*>(D.states), 1);
-    const qnum::dq_status hs = qnum::quantize_gradient_int8(g.data(), hcodes.data(), hres.data(), sh.un(), 0, &hst, grad_cfg());
+    const qnum::status hs = qnum::quantize_gradient_int8(g.data(), hcodes.data(), hres.data(), sh.un(), 0, &hst, grad_cfg());
     const std::string at = " (step " + std::to_string(step) + ")";
     if (qnum::gpu::dynamic_scale_status(hdr) != hs) return "status differs" + at;
     std::string d = diff("codes", dcodes, hcodes);
@@ -518,7 +518,7 @@ std::string check_grad(shape sh) {
 }
 
 cudaError_t dev_grad_dequant(shape sh) {
-  return qnum::gpu::launch_dequantize_gradient_int8(D.gcodes, sh.un(), 0, D.states, D.out_b16, qnum::dequant_dtype::bf16, D.stream);
+  return qnum::gpu::cuda_error(qnum::gpu::launch_dequantize_gradient_int8(D.gcodes, sh.un(), 0, D.states, D.out_b16, qnum::dtype::bf16, D.stream));
 }
 
 std::string check_grad_dequant(shape sh) {
@@ -528,7 +528,7 @@ std::string check_grad_dequant(shape sh) {
   const auto codes = download(D.gcodes, sh.un());
   const auto st = download(static_cast<const qnum::dynamic_scale_state*>(D.states), 1);
   std::vector<std::uint16_t> hout(sh.un());
-  if (qnum::dequantize_gradient_int8(codes.data(), sh.un(), 0, st.data(), hout.data(), qnum::dequant_dtype::bf16) != qnum::dq_status::ok)
+  if (qnum::dequantize_gradient_int8(codes.data(), sh.un(), 0, st.data(), hout.data(), qnum::dtype::bf16) != qnum::status::ok)
     return "host dequantize_gradient_int8 failed";
   return diff("output", dout, hout);
 }
@@ -544,7 +544,7 @@ struct op {
 
 template <class F>
 double param_bytes(const qnum::scheme<F>& s, const qnum::detail::grid& gr) {
-  return static_cast<double>(groups_of(gr)) * (qnum::scale_bytes(s.store) + (asym(s) ? 4 : 0));
+  return static_cast<double>(groups_of(gr)) * (qnum::dtype_bytes(s.store) + (asym(s) ? 4 : 0));
 }
 
 template <class H, class T>

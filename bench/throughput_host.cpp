@@ -105,37 +105,37 @@ void bm_quantize(benchmark::State& s) {
   qbench::set_counters(s, n * n, n * n * static_cast<std::int64_t>(sizeof(T) + 1) + n * n / GS * 4);
 }
 
-// ---- GGUF Q8_0 / Q4_0 / Q4_1 writers, one gguf_quantize call per row (the row stays in L1 between the
+// ---- GGUF Q8_0 / Q4_0 / Q4_1 writers, one gguf::quantize call per row (the row stays in L1 between the
 // non-finite check and the blocks); ref_gguf_* is the per-block definition (ggml's _ref formulas). ------
-template <qnum::gguf_type T>
+template <qnum::gguf::type T>
 void bm_gguf(benchmark::State& s) {
   const std::int64_t n = s.range(0);
   inputs& in = data(n);
-  const std::int64_t rb = qnum::gguf_row_bytes(T, n);
+  const std::int64_t rb = qnum::gguf::row_bytes(T, n);
   std::vector<std::uint8_t> out(static_cast<std::size_t>(n * rb));
   for (auto _ : s) {
     for (std::int64_t r = 0; r < n; ++r) {
-      const auto st = qnum::gguf_quantize(T, in.f32.data() + r * n, n, out.data() + r * rb);
-      if (st != qnum::pack_status::ok) s.SkipWithError("gguf_quantize failed");
+      const auto st = qnum::gguf::quantize(T, in.f32.data() + r * n, n, out.data() + r * rb);
+      if (st != qnum::status::ok) s.SkipWithError("gguf::quantize failed");
     }
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
   }
   qbench::set_counters(s, n * n, n * n * 4 + n * rb);
 }
-template <qnum::gguf_type T>
+template <qnum::gguf::type T>
 void bm_ref_gguf(benchmark::State& s) {
   const std::int64_t n = s.range(0);
   inputs& in = data(n);
-  const int bb = qnum::gguf_block_bytes(T);
+  const int bb = qnum::gguf::block_bytes(T);
   std::vector<std::uint8_t> out(static_cast<std::size_t>(n * n / 32 * bb));
   for (auto _ : s) {
     for (std::int64_t b = 0; b < n * n / 32; ++b) {
       const float* x = in.f32.data() + b * 32;
       std::uint8_t* o = out.data() + b * bb;
-      if (T == qnum::gguf_type::q8_0) qnum::gguf_quantize_block_q8_0(x, o);
-      else if (T == qnum::gguf_type::q4_0) qnum::gguf_quantize_block_q4_0(x, o);
-      else qnum::gguf_quantize_block_q4_1(x, o);
+      if (T == qnum::gguf::type::q8_0) qnum::gguf::quantize_block_q8_0(x, o);
+      else if (T == qnum::gguf::type::q4_0) qnum::gguf::quantize_block_q4_0(x, o);
+      else qnum::gguf::quantize_block_q4_1(x, o);
     }
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
@@ -176,8 +176,8 @@ void bm_quantize_pack(benchmark::State& s) {
   for (auto _ : s) {
     auto st = qnum::quantize(qnum::presets::ct_w4a16_sym, qnum::view<const T>(input_of<T>(in), n, n), qnum::presets::ct_group128,
                              qnum::view(codes.data(), n, n), qnum::scales_of(scales.data(), n, n / G));
-    const auto ps = qnum::ct_pack_weight_codes(codes.data(), n, n, 4, packed.data());
-    if (st != qnum::status::ok || ps != qnum::pack_status::ok) s.SkipWithError("quantize+pack failed");
+    const auto ps = qnum::ct::pack_weight_codes(codes.data(), n, n, 4, packed.data());
+    if (st != qnum::status::ok || ps != qnum::status::ok) s.SkipWithError("quantize+pack failed");
     benchmark::DoNotOptimize(packed.data());
     benchmark::ClobberMemory();
   }
@@ -306,7 +306,7 @@ void bm_grad_int8(benchmark::State& s) {
   qnum::quantize_gradient_int8(in.f32.data(), codes.data(), residual.data(), static_cast<std::size_t>(n * n), 0, &state, cfg);
   for (auto _ : s) {
     const auto st = qnum::quantize_gradient_int8(in.f32.data(), codes.data(), residual.data(), static_cast<std::size_t>(n * n), 0, &state, cfg);
-    if (st != qnum::dq_status::ok) s.SkipWithError("quantize_gradient_int8 failed");
+    if (st != qnum::status::ok) s.SkipWithError("quantize_gradient_int8 failed");
     benchmark::DoNotOptimize(codes.data());
     benchmark::ClobberMemory();
   }
@@ -378,12 +378,12 @@ int main(int argc, char** argv) {
   reg("quantize_int8_g32_runtime_fp32", bm_quantize<float, runtime_int8, 32>, sizes);
   reg("quantize_int8_g32_fixed_fp32", bm_quantize<float, fixed_int8, 32>, sizes);
   reg("quantize_int8_g128_fixed_fp32", bm_quantize<float, fixed_int8, 128>, sizes);
-  reg("gguf_q8_0_fp32", bm_gguf<qnum::gguf_type::q8_0>, sizes);
-  reg("ref_gguf_q8_0_fp32", bm_ref_gguf<qnum::gguf_type::q8_0>, sizes);
-  reg("gguf_q4_0_fp32", bm_gguf<qnum::gguf_type::q4_0>, sizes);
-  reg("ref_gguf_q4_0_fp32", bm_ref_gguf<qnum::gguf_type::q4_0>, sizes);
-  reg("gguf_q4_1_fp32", bm_gguf<qnum::gguf_type::q4_1>, sizes);
-  reg("ref_gguf_q4_1_fp32", bm_ref_gguf<qnum::gguf_type::q4_1>, sizes);
+  reg("gguf_q8_0_fp32", bm_gguf<qnum::gguf::type::q8_0>, sizes);
+  reg("ref_gguf_q8_0_fp32", bm_ref_gguf<qnum::gguf::type::q8_0>, sizes);
+  reg("gguf_q4_0_fp32", bm_gguf<qnum::gguf::type::q4_0>, sizes);
+  reg("ref_gguf_q4_0_fp32", bm_ref_gguf<qnum::gguf::type::q4_0>, sizes);
+  reg("gguf_q4_1_fp32", bm_gguf<qnum::gguf::type::q4_1>, sizes);
+  reg("ref_gguf_q4_1_fp32", bm_ref_gguf<qnum::gguf::type::q4_1>, sizes);
   reg_typed<float>(sizes);
   reg_typed<std::uint16_t>(sizes);
   int ac = static_cast<int>(args.size());

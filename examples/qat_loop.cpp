@@ -65,7 +65,7 @@ int4_tensor export_int4(const mat& w, int rows, int cols) {
                  qnum::scales_of(t.weight_scale.data(), rows, cols / group));
   std::vector<std::int8_t> q(codes.size());
   for (std::size_t i = 0; i < q.size(); ++i) q[i] = static_cast<std::int8_t>(qnum::code_to_int<qnum::qint4>(codes[i]));
-  qnum::ct_pack_weight(q.data(), rows, cols, 4, t.weight_packed.data());
+  qnum::ct::pack_weight(q.data(), rows, cols, 4, t.weight_packed.data());
   return t;
 }
 // What a W4A16 kernel does with it: unpack 8 codes per word and apply the group scale (w = q * s).

@@ -117,8 +117,7 @@ result train(mode md, long steps, bool spikes, const data_set& train_set, const 
   qnum::dynamic_scale_config dcfg;  // defaults: alpha 0.99, clip 2, floor 1e-6, delayed, skip_step
   qnum::int8_adam_config acfg;
   acfg.lr = 3e-3f;
-  acfg.stochastic = true;  // keeps the slow v EMA moving (see int8_adam.hpp)
-  acfg.seed = 17;
+  acfg.round = qnum::stochastic_seed(17);  // keeps the slow v EMA moving (see int8_adam.hpp)
   std::vector<std::int8_t> m8(L.n, 0);
   std::vector<std::uint8_t> v8(L.n, 0);
   std::vector<float> ma(qnum::int8_adam_blocks(L.n, acfg.block_size), 0.0f), va(ma.size(), 0.0f);
@@ -143,7 +142,7 @@ result train(mode md, long steps, bool spikes, const data_set& train_set, const 
     if (quant) {
       for (int k = 0; k < 4; ++k) {
         const std::size_t o = L.off[k], n = L.len[k];
-        qnum::dq_status s;
+        qnum::status s;
         if (!feedback) {
           s = qnum::quantize_gradient_int8(g.data() + o, codes.data() + o, static_cast<float*>(nullptr), n, 0, &st[k],
                                            dcfg);
@@ -152,8 +151,8 @@ result train(mode md, long steps, bool spikes, const data_set& train_set, const 
         } else {
           s = qnum::quantize_gradient_int8(g.data() + o, codes.data() + o, res32.data() + o, n, 0, &st[k], dcfg);
         }
-        if (s == qnum::dq_status::skipped_nonfinite) skip = true;
-        qnum::dequantize_gradient_int8(codes.data() + o, n, 0, &st[k], gq.data() + o, qnum::dequant_dtype::fp32);
+        if (s == qnum::status::skipped_nonfinite) skip = true;
+        qnum::dequantize_gradient_int8(codes.data() + o, n, 0, &st[k], gq.data() + o, qnum::dtype::fp32);
       }
       if (skip) {
         ++res.skipped;

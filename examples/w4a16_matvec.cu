@@ -66,7 +66,7 @@ int main() {
   std::vector<std::int8_t> q(codes.size());
   for (std::size_t i = 0; i < q.size(); ++i) q[i] = static_cast<std::int8_t>(qnum::code_to_int<qnum::qint4>(codes[i]));
   std::vector<std::uint32_t> packed(n_out * words_per_row);
-  if (qnum::ct_pack_weight(q.data(), n_out, k_in, 4, packed.data()) != qnum::pack_status::ok) return 1;
+  if (qnum::ct::pack_weight(q.data(), n_out, k_in, 4, packed.data()) != qnum::status::ok) return 1;
 
   // Host reference: qnum::dequantize, then the kernel's dot product order.
   std::vector<float> wdq(n_out * k_in), ref(n_out);

@@ -48,7 +48,7 @@
 
 namespace {
 
-using qnum::dq_status;
+using qnum::status;
 
 using qnum_fuzz::bits_of;
 using qnum_fuzz::float_of;
@@ -63,18 +63,6 @@ struct buf {
   std::vector<T> copy() const { return std::vector<T>(p.get(), p.get() + n); }
   bool same(const std::vector<T>& v) const { return n == v.size() && (n == 0 || std::memcmp(p.get(), v.data(), n * sizeof(T)) == 0); }
 };
-
-const char* dqs(dq_status s) {
-  switch (s) {
-    case dq_status::ok: return "ok";
-    case dq_status::ok_zeroed_nonfinite: return "ok_zeroed_nonfinite";
-    case dq_status::skipped_nonfinite: return "skipped_nonfinite";
-    case dq_status::null_pointer: return "null_pointer";
-    case dq_status::bad_size: return "bad_size";
-    case dq_status::bad_group: return "bad_group";
-    default: return "bad_config";
-  }
-}
 
 // A float from 3 bytes: mantissa-ish value times 2^(e), e in [-40, 40]; byte 0xFF..: NaN/Inf specials.
 float value_of(qnum_fuzz::input& in, float spike) {
@@ -100,8 +88,7 @@ qnum::dynamic_scale_config make_config(std::uint8_t a, std::uint8_t b, qnum_fuzz
   c.scale_floor = floors[b % 8];
   c.timing = (b & 8) ? qnum::scale_timing::current : qnum::scale_timing::delayed;
   c.on_nonfinite = (b & 16) ? qnum::nonfinite_policy::zero_elements : qnum::nonfinite_policy::skip_step;
-  c.stochastic = (b & 32) != 0;
-  c.seed = in.take<std::uint64_t>();
+  c.round = ((b & 32) != 0) ? qnum::stochastic_seed(in.take<std::uint64_t>()) : qnum::nearest_even();
   return c;
 }
 
@@ -173,24 +160,24 @@ void gradient_steps(qnum_fuzz::input& in, std::uint8_t a, std::uint8_t b, bool w
       const float x = g[i] + (with_residual ? load_r(res, i) : 0.0f);
       any_nonfinite = any_nonfinite || !std::isfinite(x);
     }
-    dq_status want;
+    status want;
     const bool nulls = corrupt && t == 0 && n > 0;
-    if (!config_valid(c)) want = dq_status::bad_config;
-    else if (n == 0) want = dq_status::ok;
-    else if (nulls) want = dq_status::null_pointer;
-    else if (gs != 0 && n % gs != 0) want = dq_status::bad_group;
-    else if (any_nonfinite) want = c.on_nonfinite == qnum::nonfinite_policy::skip_step ? dq_status::skipped_nonfinite : dq_status::ok_zeroed_nonfinite;
-    else want = dq_status::ok;
-    const dq_status got = qnum::quantize_gradient_int8<R>(g.data(), nulls ? nullptr : codes.data(), with_residual ? res.data() : nullptr, n, gs, st.data(), c);
-    QNUM_FUZZ_PROPERTY("feedback/status", got == want, "step %d n=%zu gs=%zu: %s want %s", t, n, gs, dqs(got), dqs(want));
-    if (got != dq_status::ok && got != dq_status::ok_zeroed_nonfinite && got != dq_status::skipped_nonfinite) {
+    if (!config_valid(c)) want = status::bad_config;
+    else if (n == 0) want = status::ok;
+    else if (nulls) want = status::null_pointer;
+    else if (gs != 0 && n % gs != 0) want = status::bad_group;
+    else if (any_nonfinite) want = c.on_nonfinite == qnum::nonfinite_policy::skip_step ? status::skipped_nonfinite : status::ok_zeroed_nonfinite;
+    else want = status::ok;
+    const status got = qnum::quantize_gradient_int8<R>(g.data(), nulls ? nullptr : codes.data(), with_residual ? res.data() : nullptr, n, gs, st.data(), c);
+    QNUM_FUZZ_PROPERTY("feedback/status", got == want, "step %d n=%zu gs=%zu: %s want %s", t, n, gs, qnum::to_string(got), qnum::to_string(want));
+    if (got != status::ok && got != status::ok_zeroed_nonfinite && got != status::skipped_nonfinite) {
       QNUM_FUZZ_PROPERTY("feedback/status", codes.same(c0) && res.same(r0) && st.same(s0), "refused call wrote");
       if (!nulls) return;
       continue;
     }
     if (n == 0) return;
     for (std::size_t i = 0; i < n; ++i) QNUM_FUZZ_PROPERTY("feedback/code_range", codes[i] >= -127, "code %d", codes[i]);
-    if (got == dq_status::skipped_nonfinite) {
+    if (got == status::skipped_nonfinite) {
       bool same_state = true;
       for (std::size_t k = 0; k < ng; ++k)
         same_state = same_state && bits_of(st[k].scale) == bits_of(s0[k].scale) && bits_of(st[k].amax) == bits_of(s0[k].amax) && st[k].steps == s0[k].steps &&
@@ -205,7 +192,7 @@ void gradient_steps(qnum_fuzz::input& in, std::uint8_t a, std::uint8_t b, bool w
       QNUM_FUZZ_PROPERTY("feedback/scale", std::isfinite(st[k].scale) && st[k].scale >= c.scale_floor && std::isfinite(st[k].amax), "group %zu scale %.9g amax %.9g", k,
                          static_cast<double>(st[k].scale), static_cast<double>(st[k].amax));
     // Dequantize through the API (fp32) and check conservation.
-    QNUM_FUZZ_PROPERTY("feedback/status", qnum::dequantize_gradient_int8(codes.data(), n, gs, st.data(), out.data(), qnum::dequant_dtype::fp32) == dq_status::ok, "dequantize");
+    QNUM_FUZZ_PROPERTY("feedback/status", qnum::dequantize_gradient_int8(codes.data(), n, gs, st.data(), out.data(), qnum::dtype::fp32) == status::ok, "dequantize");
     const std::size_t gsz = gs == 0 ? n : gs;
     for (std::size_t i = 0; i < n; ++i) {
       const float s = st[i / gsz].scale;
@@ -247,8 +234,7 @@ void adam(qnum_fuzz::input& in, std::uint8_t a, std::uint8_t b) {
   c.beta2 = b2s[b % 8];
   c.eps = epss[(b >> 3) % 8];
   c.weight_decay = (a & 0x40) ? 0.01f : 0.0f;
-  c.stochastic = (b & 0x40) != 0;
-  c.seed = in.take<std::uint64_t>();
+  c.round = ((b & 0x40) != 0) ? qnum::stochastic_seed(in.take<std::uint64_t>()) : qnum::nearest_even();
   const std::uint8_t nsel = in.take<std::uint8_t>(), bsel = in.take<std::uint8_t>(), ssel = in.take<std::uint8_t>();
   const std::size_t n = nsel % 200 + (nsel & 0x80 ? 57 : 0);
   c.block_size = bsel % 8 == 7 ? (bsel & 8 ? 0 : 5000) : 1 + bsel % 70 * 4;
@@ -274,16 +260,16 @@ void adam(qnum_fuzz::input& in, std::uint8_t a, std::uint8_t b) {
     const std::vector<std::int8_t> mc0 = mc.copy();
     const std::vector<std::uint8_t> vc0 = vc.copy();
     const std::uint64_t tt = tzero ? 0 : static_cast<std::uint64_t>(t);
-    dq_status want = dq_status::ok;
-    if (c.block_size == 0 || c.block_size > 4096) want = dq_status::bad_group;
-    else if (!cfg_ok) want = dq_status::bad_config;
-    else if (tt == 0) want = dq_status::bad_size;
-    else if (n == 0) want = dq_status::ok;
-    else if (nulls) want = dq_status::null_pointer;
+    status want = status::ok;
+    if (c.block_size == 0 || c.block_size > 4096) want = status::bad_group;
+    else if (!cfg_ok) want = status::bad_config;
+    else if (tt == 0) want = status::bad_shape;
+    else if (n == 0) want = status::ok;
+    else if (nulls) want = status::null_pointer;
     qnum::int8_adam_state s{nulls ? nullptr : mc.data(), vc.data(), mab.data(), vab.data()};
-    const dq_status got = qnum::int8_adam_step(p.data(), g.data(), n, s, c, tt);
-    QNUM_FUZZ_PROPERTY("adam/status", got == want, "int8_adam_step n=%zu block %zu t=%llu: %s want %s", n, c.block_size, static_cast<unsigned long long>(tt), dqs(got), dqs(want));
-    if (got != dq_status::ok || n == 0) {
+    const status got = qnum::int8_adam_step(p.data(), g.data(), n, s, c, tt);
+    QNUM_FUZZ_PROPERTY("adam/status", got == want, "int8_adam_step n=%zu block %zu t=%llu: %s want %s", n, c.block_size, static_cast<unsigned long long>(tt), qnum::to_string(got), qnum::to_string(want));
+    if (got != status::ok || n == 0) {
       QNUM_FUZZ_PROPERTY("adam/status", p.same(p0) && mab.same(ma0) && vab.same(va0) && mc.same(mc0) && vc.same(vc0), "refused call wrote");
       return;
     }
@@ -310,7 +296,7 @@ void adam(qnum_fuzz::input& in, std::uint8_t a, std::uint8_t b) {
     for (std::size_t bk = 0; bk < blocks; ++bk) {
       QNUM_FUZZ_PROPERTY("adam/finite", std::isfinite(mab[bk]) && mab[bk] >= 0.0f && std::isfinite(vab[bk]) && vab[bk] >= 0.0f, "block %zu absmax m %.9g w %.9g", bk,
                          static_cast<double>(mab[bk]), static_cast<double>(vab[bk]));
-      if (c.stochastic) continue;
+      if (c.round.mode == qnum::rounding_mode::stochastic) continue;
       const std::size_t lo = bk * c.block_size, hi = lo + c.block_size < n ? lo + c.block_size : n;
       bool m_top = !(mab[bk] > 0.0f), v_top = !(vab[bk] > 0.0f);
       for (std::size_t i = lo; i < hi; ++i) {

@@ -163,7 +163,7 @@ qnum::scheme<F> make_scheme(const header& h) {
   if (h.flags & 32) s = s.zero_round_after_subtract();
   const qnum::pow2_rule p = static_cast<qnum::pow2_rule>(h.pow2 % 4);
   const bool set_store = (h.store % 6) != 5;
-  const qnum::scale_storage st = static_cast<qnum::scale_storage>(h.store % 6 % 5);
+  const qnum::dtype st = static_cast<qnum::dtype>(h.store % 6 % 5);
   if (h.flags & 64) {
     if (set_store) s = s.stored_as(st);
     s = s.with_pow2(p);
@@ -171,23 +171,23 @@ qnum::scheme<F> make_scheme(const header& h) {
     s = s.with_pow2(p);
     if (set_store) s = s.stored_as(st);
   }
-  s = s.in_work(static_cast<qnum::work_dtype>(h.work % 3));
+  s = s.in_work(static_cast<qnum::dtype>(h.work % 3));
   return s;
 }
 
 
 float load(const float* p) { return *p; }
-float load16(std::uint16_t v, qnum::tensor_type t) {
-  return t == qnum::tensor_type::fp16 ? qnum::from_fp16(v) : float_of(std::uint32_t{v} << 16);
+float load16(std::uint16_t v, qnum::dtype t) {
+  return t == qnum::dtype::fp16 ? qnum::from_fp16(v) : float_of(std::uint32_t{v} << 16);
 }
 
 // Decoded value of a stored scale code.
-double stored_value(qnum::scale_storage st, std::uint32_t code) {
+double stored_value(qnum::dtype st, std::uint32_t code) {
   switch (st) {
-    case qnum::scale_storage::bf16: return float_of(code << 16);
-    case qnum::scale_storage::fp16: return qnum::from_fp16(static_cast<std::uint16_t>(code));
-    case qnum::scale_storage::ue4m3: return qnum::decode<qnum::ue4m3>(code);
-    case qnum::scale_storage::e8m0: return std::ldexp(1.0, static_cast<int>(code) - 127);
+    case qnum::dtype::bf16: return float_of(code << 16);
+    case qnum::dtype::fp16: return qnum::from_fp16(static_cast<std::uint16_t>(code));
+    case qnum::dtype::ue4m3: return qnum::decode<qnum::ue4m3>(code);
+    case qnum::dtype::e8m0: return std::ldexp(1.0, static_cast<int>(code) - 127);
     default: return float_of(code);
   }
 }
@@ -221,18 +221,18 @@ double grid_gap(double a) {
   }
 }
 
-double unit_roundoff(qnum::work_dtype w) {
-  return w == qnum::work_dtype::bf16 ? std::ldexp(1.0, -8) : w == qnum::work_dtype::fp16 ? std::ldexp(1.0, -11)
+double unit_roundoff(qnum::dtype w) {
+  return w == qnum::dtype::bf16 ? std::ldexp(1.0, -8) : w == qnum::dtype::fp16 ? std::ldexp(1.0, -11)
                                                                                           : std::ldexp(1.0, -24);
 }
-double abs_err(qnum::work_dtype w) {
-  return w == qnum::work_dtype::bf16 ? std::ldexp(1.0, -133) : w == qnum::work_dtype::fp16 ? std::ldexp(1.0, -24)
+double abs_err(qnum::dtype w) {
+  return w == qnum::dtype::bf16 ? std::ldexp(1.0, -133) : w == qnum::dtype::fp16 ? std::ldexp(1.0, -24)
                                                                                             : std::ldexp(1.0, -149);
 }
 // Smallest magnitude that rounds to Inf in the dtype (fp32: 2^128 - 2^103; bf16: 2^128 - 2^119; fp16: 65520).
-double overflow_threshold(qnum::work_dtype w) {
-  return w == qnum::work_dtype::bf16 ? std::ldexp(1.0, 128) - std::ldexp(1.0, 119)
-         : w == qnum::work_dtype::fp16 ? 65520.0
+double overflow_threshold(qnum::dtype w) {
+  return w == qnum::dtype::bf16 ? std::ldexp(1.0, 128) - std::ldexp(1.0, 119)
+         : w == qnum::dtype::fp16 ? 65520.0
                                        : std::ldexp(1.0, 128) - std::ldexp(1.0, 103);
 }
 
@@ -241,7 +241,7 @@ std::uint32_t obits(std::uint16_t v) { return v; }
 
 // Outputs are fp32 (float) or 16-bit (bf16/fp16 bits); U is the output element type.
 template <class U>
-double out_value(U v, qnum::tensor_type t) {
+double out_value(U v, qnum::dtype t) {
   if constexpr (sizeof(U) == 4) {
     return v;
   } else {
@@ -253,8 +253,8 @@ template <class F, class T, class U>
 void run(const header& h, qnum_fuzz::input& in) {
   const qnum::scheme<F> s = make_scheme<F>(h);
   const bool asym = s.kind == qnum::scheme_kind::asymmetric;
-  const qnum::tensor_type itype = sizeof(T) == 4 ? qnum::tensor_type::fp32 : (h.in_type % 2 ? qnum::tensor_type::fp16 : qnum::tensor_type::bf16);
-  const qnum::tensor_type otype = sizeof(U) == 4 ? qnum::tensor_type::fp32 : (h.out_type % 2 ? qnum::tensor_type::fp16 : qnum::tensor_type::bf16);
+  const qnum::dtype itype = sizeof(T) == 4 ? qnum::dtype::fp32 : (h.in_type % 2 ? qnum::dtype::fp16 : qnum::dtype::bf16);
+  const qnum::dtype otype = sizeof(U) == 4 ? qnum::dtype::fp32 : (h.out_type % 2 ? qnum::dtype::fp16 : qnum::dtype::bf16);
   const std::int64_t rows = h.rows % 25, cols = h.cols % 81;
   const std::int64_t stride = cols + h.pad % 4;  // pad 0..3
   const std::int64_t ostride = cols + (h.pad >> 2) % 3;
@@ -271,7 +271,7 @@ void run(const header& h, qnum_fuzz::input& in) {
   const std::int64_t gr = gs.rows == 0 ? (rows > 0 ? rows : 1) : gs.rows;
   const std::int64_t gc = gs.cols == 0 ? (cols > 0 ? cols : 1) : gs.cols;
   const std::int64_t nr = (rows + gr - 1) / gr, nc = (cols + gc - 1) / gc;
-  const int sbytes = qnum::scale_bytes(s.store);
+  const int sbytes = qnum::dtype_bytes(s.store);
   const std::int64_t sstride = nc + h.scale_pad % 3;
 
   // Input, with sentinels (huge values) in the row padding: they must not reach any statistic.
@@ -319,7 +319,7 @@ void run(const header& h, qnum_fuzz::input& in) {
       default: outer = 0.0f; break;
     }
   }
-  const qnum::rounding rd = h.rnd % 2 ? qnum::stochastic_seed(h.seed) : qnum::nearest();
+  const qnum::rounding rd = h.rnd % 2 ? qnum::stochastic_seed(h.seed) : qnum::nearest_even();
 
   // Corruption: one invalid argument (checked: the documented status and no output byte changed).
   const int corrupt = h.corrupt % 16 < 12 ? 0 : 1 + (h.corrupt >> 4) % 12;
@@ -360,7 +360,7 @@ void run(const header& h, qnum_fuzz::input& in) {
   const status B = status::ok;
   status want[4] = {B, B, B, B};
   auto expect = [&](status fq_, status q_, status cs_, status dq_) { want[0] = fq_; want[1] = q_; want[2] = cs_; want[3] = dq_; };
-  const status NP = status::null_pointer, BS = status::bad_shape, ST = status::bad_stride, BG = status::bad_group_size,
+  const status NP = status::null_pointer, BS = status::bad_shape, ST = status::bad_stride, BG = status::bad_group,
                SB = status::bad_scale_buffer;
   switch (corrupt) {
     case 1: if (nonempty) { vin.data = nullptr; expect(NP, NP, NP, B); } break;
@@ -441,12 +441,12 @@ void run(const header& h, qnum_fuzz::input& in) {
 
   const double w = unit_roundoff(s.work);
   const double aw = abs_err(s.work);
-  const qnum::work_dtype dq_dtype = F::is_integer ? s.work : qnum::work_dtype::fp32;
+  const qnum::dtype dq_dtype = F::is_integer ? s.work : qnum::dtype::fp32;
   const double thr = overflow_threshold(dq_dtype);
   const bool stoch = rd.mode == qnum::rounding_mode::stochastic;
-  const bool work_ok = s.work == qnum::work_dtype::fp32 ||
-                       (s.work == qnum::work_dtype::bf16 && itype == qnum::tensor_type::bf16) ||
-                       (s.work == qnum::work_dtype::fp16 && itype == qnum::tensor_type::fp16);
+  const bool work_ok = s.work == qnum::dtype::fp32 ||
+                       (s.work == qnum::dtype::bf16 && itype == qnum::dtype::bf16) ||
+                       (s.work == qnum::dtype::fp16 && itype == qnum::dtype::fp16);
   for (std::int64_t r = 0; r < rows; ++r)
     for (std::int64_t c = 0; c < cols; ++c) {
       const std::int64_t o = r * ostride + c;
@@ -497,7 +497,7 @@ void run(const header& h, qnum_fuzz::input& in) {
       // bf16/fp16 reciprocal) is clamped to FLT_MAX; codes decided through it (x_by multiply, or any
       // two-level scheme, whose code scale is 1/inv) are then not within the bound.
       {
-        const double rec_thr = outer_eff > 0.0f ? overflow_threshold(qnum::work_dtype::fp32) : overflow_threshold(s.work);
+        const double rec_thr = outer_eff > 0.0f ? overflow_threshold(qnum::dtype::fp32) : overflow_threshold(s.work);
         if ((s.x_by == qnum::scale_op::multiply || outer_eff > 0.0f) && 1.0 / cs >= rec_thr * (1.0 - std::ldexp(1.0, -8))) continue;
       }
       const double t = static_cast<double>(xv) / cs;

@@ -12,13 +12,13 @@
 //   roundtrip  unpack(pack(c)) == c: dense int32 (signed offset-binary and unsigned, both packed dims),
 //              nibbles (both orders, odd n), UE8M0 words, pow2 float scales -> UE8M0 bytes,
 //              compressed-tensors weight_packed and weight_zero_point, GPTQ qweight (unsigned and signed
-//              uint4b8) and qzeros (v1, v2), AWQ qweight and qzeros (qzeros through awq_unpack_qweight:
-//              the same layout), Marlin (no unpack in qnum: inverted here through marlin_weight_perm)
+//              uint4b8) and qzeros (v1, v2), AWQ qweight and qzeros (qzeros through awq::unpack_qweight:
+//              the same layout), Marlin (no unpack in qnum: inverted here through marlin::weight_perm)
 //   reference  packed words equal an independent bit-by-bit packer (dense int32: bit i*bits of the
 //              line, unused high bits 0); Marlin's signed overload == unsigned of q + 8, and
-//              marlin_repack_gptq(gptq_pack_qweight(q)) == marlin_pack_weight(q); marlin_weight_perm is a
-//              permutation of 0..1023; marlin_permute_scales is a permutation of its input;
-//              scales_to_fp16_transposed is to_fp16 of the transpose; fp8_block_dequantize is
+//              marlin::repack_gptq(gptq::pack_qweight(q)) == marlin::pack_weight(q); marlin::weight_perm is a
+//              permutation of 0..1023; marlin::permute_scales is a permutation of its input;
+//              gptq::scales_to_fp16_transposed is to_fp16 of the transpose; fp8_block::dequantize is
 //              decode<fp8_e4m3>(code) * its block's scale, bit for bit
 //   gguf       finite input: status ok or scale_overflow; without overflow the dequantized block is
 //              finite and |x - y| <= e per element, with d the fp32 block scale, dh/mh the stored fp16
@@ -44,7 +44,7 @@
 
 namespace {
 
-using qnum::pack_status;
+using qnum::status;
 
 template <class T>
 struct buf {
@@ -80,7 +80,7 @@ bool fits_all(const buf<T>& c, int bits, bool is_signed) {
   return true;
 }
 
-const char* st(pack_status s) { return qnum::to_string(s); }
+const char* st(status s) { return qnum::to_string(s); }
 
 // Dense int32 packing (pack.hpp) and compressed-tensors weight/zero-point wrappers.
 template <class T>
@@ -93,22 +93,22 @@ void dense(const source& src, int rows, int cols, int bits, qnum::packed_dim dim
   buf<std::uint32_t> w(words);
   w.fill(0xA5);
   const std::vector<std::uint32_t> w0 = w.copy();
-  pack_status want = pack_status::ok;
-  if (!bits_ok) want = pack_status::bad_bits;
-  else if (c.n == 0) want = pack_status::ok;
-  else if (nulls) want = pack_status::null_pointer;
-  else if (!fits_all(c, bits, sgn)) want = pack_status::code_out_of_range;
-  pack_status got;
+  status want = status::ok;
+  if (!bits_ok) want = status::bad_bits;
+  else if (c.n == 0) want = status::ok;
+  else if (nulls) want = status::null_pointer;
+  else if (!fits_all(c, bits, sgn)) want = status::code_out_of_range;
+  status got;
   T* cp = nulls ? nullptr : c.data();
   if (via_ct && sgn) {
     const std::int8_t* q = reinterpret_cast<const std::int8_t*>(cp);
-    got = dim == qnum::packed_dim::cols ? qnum::ct_pack_weight(q, rows, cols, bits, w.data())
-                                        : qnum::ct_pack_zero_point(q, rows, cols, bits, w.data());
+    got = dim == qnum::packed_dim::cols ? qnum::ct::pack_weight(q, rows, cols, bits, w.data())
+                                        : qnum::ct::pack_zero_point(q, rows, cols, bits, w.data());
   } else {
     got = qnum::pack_int32(cp, rows, cols, bits, dim, w.data());
   }
   QNUM_FUZZ_PROPERTY("pack/status", got == want, "pack_int32 %dx%d bits %d dim %d signed %d: %s want %s", rows, cols, bits, static_cast<int>(dim), sgn ? 1 : 0, st(got), st(want));
-  if (got != pack_status::ok) {
+  if (got != status::ok) {
     QNUM_FUZZ_PROPERTY("pack/status", w.same(w0), "pack_int32 refused but wrote");
     return;
   }
@@ -132,15 +132,15 @@ void dense(const source& src, int rows, int cols, int bits, qnum::packed_dim dim
     }
   QNUM_FUZZ_PROPERTY("pack/reference", w.same(ref), "pack_int32 %dx%d bits %d dim %d: words differ from the bit-by-bit reference", rows, cols, bits, static_cast<int>(dim));
   buf<T> back(c.n);
-  pack_status u;
+  status u;
   if (via_ct && sgn) {
     std::int8_t* q = reinterpret_cast<std::int8_t*>(back.data());
-    u = dim == qnum::packed_dim::cols ? qnum::ct_unpack_weight(w.data(), rows, cols, bits, q)
-                                      : qnum::ct_unpack_zero_point(w.data(), rows, cols, bits, q);
+    u = dim == qnum::packed_dim::cols ? qnum::ct::unpack_weight(w.data(), rows, cols, bits, q)
+                                      : qnum::ct::unpack_zero_point(w.data(), rows, cols, bits, q);
   } else {
     u = qnum::unpack_int32(w.data(), rows, cols, bits, dim, back.data());
   }
-  QNUM_FUZZ_PROPERTY("pack/roundtrip", u == pack_status::ok && back.same(c.copy()), "unpack_int32 %dx%d bits %d dim %d: %s", rows, cols, bits, static_cast<int>(dim), st(u));
+  QNUM_FUZZ_PROPERTY("pack/roundtrip", u == status::ok && back.same(c.copy()), "unpack_int32 %dx%d bits %d dim %d: %s", rows, cols, bits, static_cast<int>(dim), st(u));
 }
 
 void nibbles(const source& src, int n, bool high_first, bool wild, bool nulls) {
@@ -152,10 +152,10 @@ void nibbles(const source& src, int n, bool high_first, bool wild, bool nulls) {
   const std::vector<std::uint8_t> o0 = out.copy();
   bool fit = true;
   for (std::int64_t i = 0; i < n; ++i) fit = fit && c[i] <= 15;
-  const pack_status want = n == 0 ? pack_status::ok : nulls ? pack_status::null_pointer : !fit ? pack_status::code_out_of_range : pack_status::ok;
-  const pack_status got = qnum::pack_nibbles(nulls ? nullptr : c.data(), n, ord, out.data());
+  const status want = n == 0 ? status::ok : nulls ? status::null_pointer : !fit ? status::code_out_of_range : status::ok;
+  const status got = qnum::pack_nibbles(nulls ? nullptr : c.data(), n, ord, out.data());
   QNUM_FUZZ_PROPERTY("pack/status", got == want, "pack_nibbles n=%d: %s want %s", n, st(got), st(want));
-  if (got != pack_status::ok) {
+  if (got != status::ok) {
     QNUM_FUZZ_PROPERTY("pack/status", out.same(o0), "pack_nibbles refused but wrote");
     return;
   }
@@ -166,8 +166,8 @@ void nibbles(const source& src, int n, bool high_first, bool wild, bool nulls) {
   }
   if (n % 2) QNUM_FUZZ_PROPERTY("pack/reference", (high_first ? (out[n / 2] & 0xF) : (out[n / 2] >> 4)) == 0, "pack_nibbles odd tail not 0");
   buf<std::uint8_t> back(n);
-  const pack_status u = qnum::unpack_nibbles(out.data(), n, ord, back.data());
-  QNUM_FUZZ_PROPERTY("pack/roundtrip", u == pack_status::ok && back.same(c.copy()), "unpack_nibbles n=%d", n);
+  const status u = qnum::unpack_nibbles(out.data(), n, ord, back.data());
+  QNUM_FUZZ_PROPERTY("pack/roundtrip", u == status::ok && back.same(c.copy()), "unpack_nibbles n=%d", n);
 }
 
 void ue8m0(const source& src, int rows, int groups, bool nulls) {
@@ -175,8 +175,8 @@ void ue8m0(const source& src, int rows, int groups, bool nulls) {
   for (std::int64_t i = 0; i < e.n; ++i) e[i] = src.at(i);
   const std::int64_t wpr = (groups + 3) / 4;
   buf<std::uint32_t> w(static_cast<std::int64_t>(rows) * wpr);
-  const pack_status want = e.n == 0 ? pack_status::ok : nulls ? pack_status::null_pointer : pack_status::ok;
-  const pack_status got = qnum::pack_ue8m0(nulls ? nullptr : e.data(), rows, groups, w.data());
+  const status want = e.n == 0 ? status::ok : nulls ? status::null_pointer : status::ok;
+  const status got = qnum::pack_ue8m0(nulls ? nullptr : e.data(), rows, groups, w.data());
   QNUM_FUZZ_PROPERTY("pack/status", got == want, "pack_ue8m0 %dx%d: %s", rows, groups, st(got));
   if (nulls || e.n == 0) return;
   for (std::int64_t r = 0; r < rows; ++r)
@@ -187,7 +187,7 @@ void ue8m0(const source& src, int rows, int groups, bool nulls) {
         QNUM_FUZZ_PROPERTY("pack/reference", b == want_b, "pack_ue8m0 row %lld word %lld byte %d", static_cast<long long>(r), static_cast<long long>(j), i);
       }
   buf<std::uint8_t> back(e.n);
-  QNUM_FUZZ_PROPERTY("pack/roundtrip", qnum::unpack_ue8m0(w.data(), rows, groups, back.data()) == pack_status::ok && back.same(e.copy()), "unpack_ue8m0 %dx%d", rows, groups);
+  QNUM_FUZZ_PROPERTY("pack/roundtrip", qnum::unpack_ue8m0(w.data(), rows, groups, back.data()) == status::ok && back.same(e.copy()), "unpack_ue8m0 %dx%d", rows, groups);
   // Power-of-two float scales -> UE8M0 bytes: 2^(e-127) for e in 1..254 round-trips; anything else is refused.
   buf<float> s(e.n);
   bool all_ok = true;
@@ -199,8 +199,8 @@ void ue8m0(const source& src, int rows, int groups, bool nulls) {
     std::memcpy(&s[i], &bits, 4);
   }
   buf<std::uint8_t> eb(e.n);
-  const pack_status g2 = qnum::ue8m0_from_pow2_scales(s.data(), e.n, eb.data());
-  QNUM_FUZZ_PROPERTY("pack/status", g2 == (all_ok ? pack_status::ok : pack_status::code_out_of_range), "ue8m0_from_pow2_scales: %s", st(g2));
+  const status g2 = qnum::ue8m0_from_pow2_scales(s.data(), e.n, eb.data());
+  QNUM_FUZZ_PROPERTY("pack/status", g2 == (all_ok ? status::ok : status::code_out_of_range), "ue8m0_from_pow2_scales: %s", st(g2));
   if (all_ok) QNUM_FUZZ_PROPERTY("pack/roundtrip", eb.same(e.copy()), "ue8m0_from_pow2_scales");
 }
 
@@ -215,38 +215,38 @@ void gptq_awq(const source& src, int n, int k, int bits, bool wild, bool nulls, 
   buf<std::uint32_t> qw(shape_ok ? static_cast<std::int64_t>(k / pf) * n : 0);
   qw.fill(0x77);
   const std::vector<std::uint32_t> qw0 = qw.copy();
-  pack_status want = !bits_ok ? pack_status::bad_bits : !shape_ok ? pack_status::bad_shape : q.n == 0 ? pack_status::ok
-                     : nulls ? pack_status::null_pointer : !fits_all(q, bits, false) ? pack_status::code_out_of_range : pack_status::ok;
-  pack_status got = qnum::gptq_pack_qweight(nulls ? nullptr : q.data(), n, k, bits, qw.data());
-  QNUM_FUZZ_PROPERTY("pack/status", got == want, "gptq_pack_qweight n=%d k=%d bits %d: %s want %s", n, k, bits, st(got), st(want));
-  if (got != pack_status::ok) QNUM_FUZZ_PROPERTY("pack/status", qw.same(qw0), "gptq_pack_qweight refused but wrote");
-  if (got == pack_status::ok && q.n) {
+  status want = !bits_ok ? status::bad_bits : !shape_ok ? status::bad_shape : q.n == 0 ? status::ok
+                     : nulls ? status::null_pointer : !fits_all(q, bits, false) ? status::code_out_of_range : status::ok;
+  status got = qnum::gptq::pack_qweight(nulls ? nullptr : q.data(), n, k, bits, qw.data());
+  QNUM_FUZZ_PROPERTY("pack/status", got == want, "gptq::pack_qweight n=%d k=%d bits %d: %s want %s", n, k, bits, st(got), st(want));
+  if (got != status::ok) QNUM_FUZZ_PROPERTY("pack/status", qw.same(qw0), "gptq::pack_qweight refused but wrote");
+  if (got == status::ok && q.n) {
     buf<std::uint8_t> back(q.n);
-    QNUM_FUZZ_PROPERTY("pack/roundtrip", qnum::gptq_unpack_qweight(qw.data(), n, k, bits, back.data()) == pack_status::ok && back.same(q.copy()), "gptq qweight n=%d k=%d bits %d", n, k, bits);
+    QNUM_FUZZ_PROPERTY("pack/roundtrip", qnum::gptq::unpack_qweight(qw.data(), n, k, bits, back.data()) == status::ok && back.same(q.copy()), "gptq qweight n=%d k=%d bits %d", n, k, bits);
     // Signed overload: q - 2^(bits-1) packs to the same words.
     buf<std::int8_t> qs(q.n);
     for (std::int64_t i = 0; i < q.n; ++i) qs[i] = static_cast<std::int8_t>(q[i] - (1 << (bits - 1)));
     buf<std::uint32_t> qw2(qw.n);
-    QNUM_FUZZ_PROPERTY("pack/reference", qnum::gptq_pack_qweight(qs.data(), n, k, bits, qw2.data()) == pack_status::ok && qw2.same(qw.copy()), "gptq signed overload");
+    QNUM_FUZZ_PROPERTY("pack/reference", qnum::gptq::pack_qweight(qs.data(), n, k, bits, qw2.data()) == status::ok && qw2.same(qw.copy()), "gptq signed overload");
   }
   // qzeros [G, N*bits/32], z[N, G]; groups from opt.
   const int groups = opt % 9;
-  const qnum::gptq_format fmt = opt & 0x80 ? qnum::gptq_format::v1 : qnum::gptq_format::v2;
+  const qnum::gptq::format fmt = opt & 0x80 ? qnum::gptq::format::v1 : qnum::gptq::format::v2;
   const bool zshape_ok = bits_ok && n % pf == 0;
   buf<std::uint8_t> z(static_cast<std::int64_t>(n) * groups);
   for (std::int64_t i = 0; i < z.n; ++i) z[i] = static_cast<std::uint8_t>(code_of(src, i + 3, bits_ok ? bits : 8, false, wild));
   buf<std::uint32_t> qz(zshape_ok ? static_cast<std::int64_t>(groups) * (n / pf) : 0);
   bool zfit = fits_all(z, bits_ok ? bits : 8, false);
-  if (fmt == qnum::gptq_format::v1)
+  if (fmt == qnum::gptq::format::v1)
     for (std::int64_t i = 0; i < z.n; ++i) zfit = zfit && z[i] >= 1;
-  want = !bits_ok ? pack_status::bad_bits : !zshape_ok ? pack_status::bad_shape : z.n == 0 ? pack_status::ok
-         : nulls ? pack_status::null_pointer : !zfit ? pack_status::code_out_of_range : pack_status::ok;
-  got = qnum::gptq_pack_qzeros(nulls ? nullptr : z.data(), n, groups, bits, fmt, qz.data());
-  QNUM_FUZZ_PROPERTY("pack/status", got == want, "gptq_pack_qzeros n=%d g=%d bits %d v%d: %s want %s", n, groups, bits, static_cast<int>(fmt), st(got), st(want));
-  if (got == pack_status::ok && z.n) {
+  want = !bits_ok ? status::bad_bits : !zshape_ok ? status::bad_shape : z.n == 0 ? status::ok
+         : nulls ? status::null_pointer : !zfit ? status::code_out_of_range : status::ok;
+  got = qnum::gptq::pack_qzeros(nulls ? nullptr : z.data(), n, groups, bits, fmt, qz.data());
+  QNUM_FUZZ_PROPERTY("pack/status", got == want, "gptq::pack_qzeros n=%d g=%d bits %d v%d: %s want %s", n, groups, bits, static_cast<int>(fmt), st(got), st(want));
+  if (got == status::ok && z.n) {
     buf<std::int32_t> zb(z.n);
-    const pack_status u = qnum::gptq_unpack_qzeros(qz.data(), n, groups, bits, fmt, zb.data());
-    bool same = u == pack_status::ok;
+    const status u = qnum::gptq::unpack_qzeros(qz.data(), n, groups, bits, fmt, zb.data());
+    bool same = u == status::ok;
     for (std::int64_t i = 0; i < z.n && same; ++i) same = zb[i] == z[i];
     QNUM_FUZZ_PROPERTY("pack/roundtrip", same, "gptq qzeros n=%d g=%d bits %d v%d", n, groups, bits, static_cast<int>(fmt));
   }
@@ -259,17 +259,17 @@ void gptq_awq(const source& src, int n, int k, int bits, bool wild, bool nulls, 
       std::memcpy(&s[i], &b, 4);
     }
     buf<std::uint16_t> o(s.n);
-    pack_status sw = pack_status::ok;
-    for (std::int64_t i = 0; i < s.n && sw == pack_status::ok; ++i) {
-      if (std::isnan(s[i]) || std::isinf(s[i])) sw = pack_status::non_finite;
-      else if ((qnum::to_fp16(s[i]) & 0x7FFFu) == 0x7C00u) sw = pack_status::scale_overflow;
+    status sw = status::ok;
+    for (std::int64_t i = 0; i < s.n && sw == status::ok; ++i) {
+      if (std::isnan(s[i]) || std::isinf(s[i])) sw = status::non_finite;
+      else if ((qnum::to_fp16(s[i]) & 0x7FFFu) == 0x7C00u) sw = status::scale_overflow;
     }
-    const pack_status sg = qnum::scales_to_fp16_transposed(s.data(), n, groups, o.data());
-    QNUM_FUZZ_PROPERTY("pack/status", sg == sw, "scales_to_fp16_transposed: %s want %s", st(sg), st(sw));
-    if (sg == pack_status::ok)
+    const status sg = qnum::gptq::scales_to_fp16_transposed(s.data(), n, groups, o.data());
+    QNUM_FUZZ_PROPERTY("pack/status", sg == sw, "gptq::scales_to_fp16_transposed: %s want %s", st(sg), st(sw));
+    if (sg == status::ok)
       for (std::int64_t c = 0; c < n; ++c)
         for (std::int64_t g = 0; g < groups; ++g)
-          QNUM_FUZZ_PROPERTY("pack/reference", o[g * n + c] == qnum::to_fp16(s[c * groups + g]), "scales_to_fp16_transposed (%lld, %lld)", static_cast<long long>(c), static_cast<long long>(g));
+          QNUM_FUZZ_PROPERTY("pack/reference", o[g * n + c] == qnum::to_fp16(s[c * groups + g]), "gptq::scales_to_fp16_transposed (%lld, %lld)", static_cast<long long>(c), static_cast<long long>(g));
   }
   // AWQ: 4-bit, N % 8.
   {
@@ -277,24 +277,24 @@ void gptq_awq(const source& src, int n, int k, int bits, bool wild, bool nulls, 
     buf<std::uint8_t> a(static_cast<std::int64_t>(n) * k);
     for (std::int64_t i = 0; i < a.n; ++i) a[i] = static_cast<std::uint8_t>(code_of(src, i, 4, false, wild));
     buf<std::uint32_t> aw(aok ? static_cast<std::int64_t>(k) * (n / 8) : 0);
-    const pack_status aw_want = !aok ? pack_status::bad_shape : a.n == 0 ? pack_status::ok : nulls ? pack_status::null_pointer
-                                : !fits_all(a, 4, false) ? pack_status::code_out_of_range : pack_status::ok;
-    const pack_status ag = qnum::awq_pack_qweight(nulls ? nullptr : a.data(), n, k, aw.data());
-    QNUM_FUZZ_PROPERTY("pack/status", ag == aw_want, "awq_pack_qweight n=%d k=%d: %s want %s", n, k, st(ag), st(aw_want));
-    if (ag == pack_status::ok && a.n) {
+    const status aw_want = !aok ? status::bad_shape : a.n == 0 ? status::ok : nulls ? status::null_pointer
+                                : !fits_all(a, 4, false) ? status::code_out_of_range : status::ok;
+    const status ag = qnum::awq::pack_qweight(nulls ? nullptr : a.data(), n, k, aw.data());
+    QNUM_FUZZ_PROPERTY("pack/status", ag == aw_want, "awq::pack_qweight n=%d k=%d: %s want %s", n, k, st(ag), st(aw_want));
+    if (ag == status::ok && a.n) {
       buf<std::uint8_t> back(a.n);
-      QNUM_FUZZ_PROPERTY("pack/roundtrip", qnum::awq_unpack_qweight(aw.data(), n, k, back.data()) == pack_status::ok && back.same(a.copy()), "awq qweight n=%d k=%d", n, k);
+      QNUM_FUZZ_PROPERTY("pack/roundtrip", qnum::awq::unpack_qweight(aw.data(), n, k, back.data()) == status::ok && back.same(a.copy()), "awq qweight n=%d k=%d", n, k);
     }
     buf<std::uint8_t> az(static_cast<std::int64_t>(n) * groups);
     for (std::int64_t i = 0; i < az.n; ++i) az[i] = static_cast<std::uint8_t>(code_of(src, i + 5, 4, false, wild));
     buf<std::uint32_t> azw(aok ? static_cast<std::int64_t>(groups) * (n / 8) : 0);
-    const pack_status az_want = !aok ? pack_status::bad_shape : az.n == 0 ? pack_status::ok : nulls ? pack_status::null_pointer
-                                : !fits_all(az, 4, false) ? pack_status::code_out_of_range : pack_status::ok;
-    const pack_status zg = qnum::awq_pack_qzeros(nulls ? nullptr : az.data(), n, groups, azw.data());
-    QNUM_FUZZ_PROPERTY("pack/status", zg == az_want, "awq_pack_qzeros n=%d g=%d: %s want %s", n, groups, st(zg), st(az_want));
-    if (zg == pack_status::ok && az.n) {
+    const status az_want = !aok ? status::bad_shape : az.n == 0 ? status::ok : nulls ? status::null_pointer
+                                : !fits_all(az, 4, false) ? status::code_out_of_range : status::ok;
+    const status zg = qnum::awq::pack_qzeros(nulls ? nullptr : az.data(), n, groups, azw.data());
+    QNUM_FUZZ_PROPERTY("pack/status", zg == az_want, "awq::pack_qzeros n=%d g=%d: %s want %s", n, groups, st(zg), st(az_want));
+    if (zg == status::ok && az.n) {
       buf<std::uint8_t> back(az.n);  // qzeros [G, N/8] has qweight's layout with K = G
-      QNUM_FUZZ_PROPERTY("pack/roundtrip", qnum::awq_unpack_qweight(azw.data(), n, groups, back.data()) == pack_status::ok && back.same(az.copy()), "awq qzeros n=%d g=%d", n, groups);
+      QNUM_FUZZ_PROPERTY("pack/roundtrip", qnum::awq::unpack_qweight(azw.data(), n, groups, back.data()) == status::ok && back.same(az.copy()), "awq qzeros n=%d g=%d", n, groups);
     }
   }
 }
@@ -303,22 +303,22 @@ void marlin(const source& src, int n, int k, bool wild, bool nulls, std::uint8_t
   static const bool perm_ok = [] {
     std::vector<int> seen(1024, 0);
     for (int p = 0; p < 1024; ++p) {
-      const int v = qnum::marlin_weight_perm().v[p];
+      const int v = qnum::marlin::weight_perm().v[p];
       if (v < 0 || v >= 1024 || seen[static_cast<std::size_t>(v)]++) return false;
     }
     return true;
   }();
-  QNUM_FUZZ_PROPERTY("pack/reference", perm_ok, "marlin_weight_perm is not a permutation of 0..1023");
+  QNUM_FUZZ_PROPERTY("pack/reference", perm_ok, "marlin::weight_perm is not a permutation of 0..1023");
   const bool ok_shape = k % 16 == 0 && n % 64 == 0;
   buf<std::uint8_t> q(static_cast<std::int64_t>(n) * k);
   for (std::int64_t i = 0; i < q.n; ++i) q[i] = static_cast<std::uint8_t>(code_of(src, i, 4, false, wild));
   const std::int64_t words = ok_shape ? static_cast<std::int64_t>(k / 16) * 2 * n : 0;
   buf<std::uint32_t> out(words);
-  const pack_status want = !ok_shape ? pack_status::bad_shape : q.n == 0 ? pack_status::ok : nulls ? pack_status::null_pointer
-                           : !fits_all(q, 4, false) ? pack_status::code_out_of_range : pack_status::ok;
-  const pack_status got = qnum::marlin_pack_weight(nulls ? nullptr : q.data(), n, k, out.data());
-  QNUM_FUZZ_PROPERTY("pack/status", got == want, "marlin_pack_weight n=%d k=%d: %s want %s", n, k, st(got), st(want));
-  if (got == pack_status::ok && q.n) {
+  const status want = !ok_shape ? status::bad_shape : q.n == 0 ? status::ok : nulls ? status::null_pointer
+                           : !fits_all(q, 4, false) ? status::code_out_of_range : status::ok;
+  const status got = qnum::marlin::pack_weight(nulls ? nullptr : q.data(), n, k, out.data());
+  QNUM_FUZZ_PROPERTY("pack/status", got == want, "marlin::pack_weight n=%d k=%d: %s want %s", n, k, st(got), st(want));
+  if (got == status::ok && q.n) {
     // Invert: output word w of strip kt, field i holds tile-major column src = chunk*1024 + perm[p % 1024].
     const std::int64_t row_len = 16 * static_cast<std::int64_t>(n);
     buf<std::uint8_t> back(q.n);
@@ -327,7 +327,7 @@ void marlin(const source& src, int n, int k, bool wild, bool nulls, std::uint8_t
       for (std::int64_t w = 0; w < row_len / 8; ++w)
         for (int i = 0; i < 8; ++i) {
           const std::int64_t p = 8 * w + i;
-          const std::int64_t s = (p / 1024) * 1024 + qnum::marlin_weight_perm().v[p % 1024];
+          const std::int64_t s = (p / 1024) * 1024 + qnum::marlin::weight_perm().v[p % 1024];
           const std::int64_t nn = (s / 256) * 16 + s % 16, kk = kt * 16 + (s % 256) / 16;
           back[nn * k + kk] = static_cast<std::uint8_t>((out[kt * (row_len / 8) + w] >> (4 * i)) & 0xFu);
         }
@@ -335,35 +335,35 @@ void marlin(const source& src, int n, int k, bool wild, bool nulls, std::uint8_t
     buf<std::int8_t> qs(q.n);
     for (std::int64_t i = 0; i < q.n; ++i) qs[i] = static_cast<std::int8_t>(q[i] - 8);
     buf<std::uint32_t> out2(words);
-    QNUM_FUZZ_PROPERTY("pack/reference", qnum::marlin_pack_weight(qs.data(), n, k, out2.data()) == pack_status::ok && out2.same(out.copy()), "marlin signed overload n=%d k=%d", n, k);
+    QNUM_FUZZ_PROPERTY("pack/reference", qnum::marlin::pack_weight(qs.data(), n, k, out2.data()) == status::ok && out2.same(out.copy()), "marlin signed overload n=%d k=%d", n, k);
     buf<std::uint32_t> gq(static_cast<std::int64_t>(k / 8) * n), out3(words);
-    QNUM_FUZZ_PROPERTY("pack/reference", qnum::gptq_pack_qweight(q.data(), n, k, 4, gq.data()) == pack_status::ok &&
-                       qnum::marlin_repack_gptq(gq.data(), k, n, out3.data()) == pack_status::ok && out3.same(out.copy()), "marlin_repack_gptq n=%d k=%d", n, k);
+    QNUM_FUZZ_PROPERTY("pack/reference", qnum::gptq::pack_qweight(q.data(), n, k, 4, gq.data()) == status::ok &&
+                       qnum::marlin::repack_gptq(gq.data(), k, n, out3.data()) == status::ok && out3.same(out.copy()), "marlin::repack_gptq n=%d k=%d", n, k);
   }
-  // marlin_permute_scales: s[N, G] -> permutation of its input.
+  // marlin::permute_scales: s[N, G] -> permutation of its input.
   const std::int64_t group = opt % 4 == 0 ? -1 : (opt % 4 == 1 ? 0 : 16 * (1 + (opt >> 2) % 4));
   const std::int64_t groups = group > 0 && group < k ? (k % group == 0 ? k / group : k / group + 1) : 1 + (opt >> 6) % 2;
   const bool grouped = group != -1 && group < k;
-  pack_status pw = pack_status::ok;
-  if (n % 64 != 0) pw = pack_status::bad_shape;
-  else if (group == 0 || group < -1) pw = pack_status::bad_group;
-  else if (grouped ? groups * group != k : groups != 1) pw = pack_status::bad_group;
-  else if (n * groups != 0 && nulls) pw = pack_status::null_pointer;
-  buf<std::int32_t> s(static_cast<std::int64_t>(n) * groups), o(pw == pack_status::ok ? static_cast<std::int64_t>(n) * groups : 0);
+  status pw = status::ok;
+  if (n % 64 != 0) pw = status::bad_shape;
+  else if (group == 0 || group < -1) pw = status::bad_group;
+  else if (grouped ? groups * group != k : groups != 1) pw = status::bad_group;
+  else if (n * groups != 0 && nulls) pw = status::null_pointer;
+  buf<std::int32_t> s(static_cast<std::int64_t>(n) * groups), o(pw == status::ok ? static_cast<std::int64_t>(n) * groups : 0);
   for (std::int64_t i = 0; i < s.n; ++i) s[i] = static_cast<std::int32_t>(i);
-  const pack_status pg = qnum::marlin_permute_scales(nulls ? nullptr : s.data(), n, groups, k, group, o.data());
-  QNUM_FUZZ_PROPERTY("pack/status", pg == pw, "marlin_permute_scales n=%d g=%lld k=%d group=%lld: %s want %s", n, static_cast<long long>(groups), k, static_cast<long long>(group), st(pg), st(pw));
-  if (pg == pack_status::ok && o.n) {
+  const status pg = qnum::marlin::permute_scales(nulls ? nullptr : s.data(), n, groups, k, group, o.data());
+  QNUM_FUZZ_PROPERTY("pack/status", pg == pw, "marlin::permute_scales n=%d g=%lld k=%d group=%lld: %s want %s", n, static_cast<long long>(groups), k, static_cast<long long>(group), st(pg), st(pw));
+  if (pg == status::ok && o.n) {
     std::vector<std::int32_t> v = o.copy();
     std::sort(v.begin(), v.end());
     bool perm = true;
     for (std::size_t i = 0; i < v.size(); ++i) perm = perm && v[i] == static_cast<std::int32_t>(i);
-    QNUM_FUZZ_PROPERTY("pack/reference", perm, "marlin_permute_scales is not a permutation (n=%d g=%lld)", n, static_cast<long long>(groups));
+    QNUM_FUZZ_PROPERTY("pack/reference", perm, "marlin::permute_scales is not a permutation (n=%d g=%lld)", n, static_cast<long long>(groups));
   }
 }
 
 void gguf(const source& src, int t_sel, int n, bool nulls, std::uint8_t opt) {
-  const qnum::gguf_type t = t_sel % 3 == 0 ? qnum::gguf_type::q4_0 : t_sel % 3 == 1 ? qnum::gguf_type::q4_1 : qnum::gguf_type::q8_0;
+  const qnum::gguf::type t = t_sel % 3 == 0 ? qnum::gguf::type::q4_0 : t_sel % 3 == 1 ? qnum::gguf::type::q4_1 : qnum::gguf::type::q8_0;
   const bool shape_ok = n % 32 == 0;
   buf<float> x(n);
   for (std::int64_t i = 0; i < n; ++i) {
@@ -372,32 +372,32 @@ void gguf(const source& src, int t_sel, int n, bool nulls, std::uint8_t opt) {
     if (!(opt & 1) && ((b >> 23) & 0xFF) == 0xFF) b &= ~(1u << 30);  // mostly finite
     std::memcpy(&x[i], &b, 4);
   }
-  const std::int64_t bytes = shape_ok ? qnum::gguf_row_bytes(t, n) : 0;
+  const std::int64_t bytes = shape_ok ? qnum::gguf::row_bytes(t, n) : 0;
   buf<std::uint8_t> out(bytes);
   out.fill(0xCC);
   const std::vector<std::uint8_t> o0 = out.copy();
   bool finite = true;
   for (std::int64_t i = 0; i < n; ++i) finite = finite && std::isfinite(x[i]);
-  const pack_status got = qnum::gguf_quantize(t, nulls ? nullptr : x.data(), n, out.data());
+  const status got = qnum::gguf::quantize(t, nulls ? nullptr : x.data(), n, out.data());
   if (!shape_ok || n == 0 || nulls || !finite) {
-    const pack_status want = !shape_ok ? pack_status::bad_shape : n == 0 ? pack_status::ok : nulls ? pack_status::null_pointer : pack_status::non_finite;
-    QNUM_FUZZ_PROPERTY("pack/status", got == want && out.same(o0), "gguf_quantize n=%d: %s want %s", n, st(got), st(want));
+    const status want = !shape_ok ? status::bad_shape : n == 0 ? status::ok : nulls ? status::null_pointer : status::non_finite;
+    QNUM_FUZZ_PROPERTY("pack/status", got == want && out.same(o0), "gguf::quantize n=%d: %s want %s", n, st(got), st(want));
     return;
   }
-  QNUM_FUZZ_PROPERTY("gguf/status", got == pack_status::ok || got == pack_status::scale_overflow, "gguf_quantize: %s", st(got));
+  QNUM_FUZZ_PROPERTY("gguf/status", got == status::ok || got == status::scale_overflow, "gguf::quantize: %s", st(got));
   buf<float> y(n);
-  QNUM_FUZZ_PROPERTY("gguf/status", qnum::gguf_dequantize(t, out.data(), n, y.data()) == pack_status::ok, "gguf_dequantize");
-  if (got != pack_status::ok) return;
-  const int bb = qnum::gguf_block_bytes(t);
+  QNUM_FUZZ_PROPERTY("gguf/status", qnum::gguf::dequantize(t, out.data(), n, y.data()) == status::ok, "gguf::dequantize");
+  if (got != status::ok) return;
+  const int bb = qnum::gguf::block_bytes(t);
   for (std::int64_t b = 0; b < n / 32; ++b) {
     const float* xb = x.data() + b * 32;
     // The fp32 block scale d (and min) as ggml defines them, computed independently in double where exact.
     double d, mn = 0.0;
-    if (t == qnum::gguf_type::q8_0) {
+    if (t == qnum::gguf::type::q8_0) {
       float amax = 0.0f;
       for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(xb[j]));
       d = static_cast<float>(amax / 127.0f);
-    } else if (t == qnum::gguf_type::q4_0) {
+    } else if (t == qnum::gguf::type::q4_0) {
       float amax = 0.0f, mx = 0.0f;
       for (int j = 0; j < 32; ++j)
         if (amax < std::fabs(xb[j])) { amax = std::fabs(xb[j]); mx = xb[j]; }
@@ -410,14 +410,14 @@ void gguf(const source& src, int t_sel, int n, bool nulls, std::uint8_t opt) {
     }
     const std::uint8_t* ob = out.data() + b * bb;
     const double dh = qnum::from_fp16(static_cast<std::uint16_t>(ob[0] | ob[1] << 8));
-    const double mh = t == qnum::gguf_type::q4_1 ? qnum::from_fp16(static_cast<std::uint16_t>(ob[2] | ob[3] << 8)) : 0.0;
+    const double mh = t == qnum::gguf::type::q4_1 ? qnum::from_fp16(static_cast<std::uint16_t>(ob[2] | ob[3] << 8)) : 0.0;
     if (d != 0.0 && std::fabs(d) < std::ldexp(1.0, -128)) continue;  // 1/d overflows: ggml's code-0 path
     for (int j = 0; j < 32; ++j) {
       const double xv = xb[j], yv = y[b * 32 + j];
       const double ad = std::fabs(d);
       double e;
-      if (t == qnum::gguf_type::q8_0) e = (0.5 + std::ldexp(1.0, -14)) * ad + 127.0 * std::fabs(d - dh) + std::ldexp(std::fabs(yv), -23);
-      else if (t == qnum::gguf_type::q4_0) e = (1.0 + std::ldexp(1.0, -14)) * ad + 15.0 * std::fabs(d - dh) + std::ldexp(std::fabs(yv), -23);
+      if (t == qnum::gguf::type::q8_0) e = (0.5 + std::ldexp(1.0, -14)) * ad + 127.0 * std::fabs(d - dh) + std::ldexp(std::fabs(yv), -23);
+      else if (t == qnum::gguf::type::q4_0) e = (1.0 + std::ldexp(1.0, -14)) * ad + 15.0 * std::fabs(d - dh) + std::ldexp(std::fabs(yv), -23);
       else e = (0.5 + std::ldexp(1.0, -14)) * ad + 15.0 * std::fabs(d - dh) + std::fabs(mn - mh) + std::ldexp(std::fabs(xv) + std::fabs(mn) + std::fabs(yv), -21);
       e += std::ldexp(1.0, -140);
       QNUM_FUZZ_PROPERTY("gguf/error_bound", std::isfinite(yv) && std::fabs(xv - yv) <= e,
@@ -430,11 +430,11 @@ void gguf(const source& src, int t_sel, int n, bool nulls, std::uint8_t opt) {
 
 void fp8_block(const source& src, int n, int k, std::uint8_t opt, bool nulls) {
   const std::int64_t bn = opt % 4 == 0 ? 128 : 1 + opt % 37, bk = (opt >> 2) % 4 == 0 ? 128 : 1 + (opt >> 2) % 41;
-  qnum::fp8_block_shape sh;
-  const pack_status ls = qnum::fp8_block_layout(n, k, &sh, bn, bk);
-  QNUM_FUZZ_PROPERTY("pack/status", ls == pack_status::ok && sh.scale_rows == (n + bn - 1) / bn && sh.scale_cols == (k + bk - 1) / bk, "fp8_block_layout");
-  QNUM_FUZZ_PROPERTY("pack/status", qnum::fp8_block_layout(n, k, &sh, opt & 1 ? 0 : -1, bk) == pack_status::bad_group, "fp8_block_layout bad block");
-  qnum::fp8_block_layout(n, k, &sh, bn, bk);
+  qnum::fp8_block::shape sh;
+  const status ls = qnum::fp8_block::layout(n, k, &sh, bn, bk);
+  QNUM_FUZZ_PROPERTY("pack/status", ls == status::ok && sh.scale_rows == (n + bn - 1) / bn && sh.scale_cols == (k + bk - 1) / bk, "fp8_block::layout");
+  QNUM_FUZZ_PROPERTY("pack/status", qnum::fp8_block::layout(n, k, &sh, opt & 1 ? 0 : -1, bk) == status::bad_group, "fp8_block::layout bad block");
+  qnum::fp8_block::layout(n, k, &sh, bn, bk);
   buf<std::uint8_t> w(static_cast<std::int64_t>(n) * k);
   for (std::int64_t i = 0; i < w.n; ++i) w[i] = src.at(i);
   buf<float> s(sh.scale_rows * sh.scale_cols);
@@ -447,24 +447,24 @@ void fp8_block(const source& src, int n, int k, std::uint8_t opt, bool nulls) {
     valid = valid && s[i] > 0.0f;
   }
   buf<std::uint8_t> e8(s.n);
-  const pack_status cs = qnum::fp8_block_check_scales(sh, s.data(), true, e8.data());
-  QNUM_FUZZ_PROPERTY("pack/status", cs == (valid && pow2 ? pack_status::ok : pack_status::code_out_of_range), "fp8_block_check_scales: %s", st(cs));
-  if (cs == pack_status::ok)
+  const status cs = qnum::fp8_block::check_scales(sh, s.data(), true, e8.data());
+  QNUM_FUZZ_PROPERTY("pack/status", cs == (valid && pow2 ? status::ok : status::code_out_of_range), "fp8_block::check_scales: %s", st(cs));
+  if (cs == status::ok)
     for (std::int64_t i = 0; i < s.n; ++i) QNUM_FUZZ_PROPERTY("pack/roundtrip", std::ldexp(1.0, e8[i] - 127) == s[i], "fp8 ue8m0 byte %lld", static_cast<long long>(i));
   buf<float> y(w.n);
   // A shape whose scale grid does not match n, k and the block (hand-built): must be refused, no access.
-  qnum::fp8_block_shape bad = sh;
+  qnum::fp8_block::shape bad = sh;
   if (opt & 0x80) bad.scale_cols = sh.scale_cols + 1 + (opt & 1);
   const bool bad_used = (opt & 0x80) && w.n > 0;
-  const pack_status dg = qnum::fp8_block_dequantize(bad, nulls ? nullptr : w.data(), s.data(), y.data());
-  const pack_status dw = w.n == 0 ? pack_status::ok : bad_used ? pack_status::bad_shape : nulls ? pack_status::null_pointer : pack_status::ok;
-  QNUM_FUZZ_PROPERTY("pack/status", dg == dw, "fp8_block_dequantize %dx%d block %lldx%lld: %s want %s", n, k, static_cast<long long>(bn), static_cast<long long>(bk), st(dg), st(dw));
-  if (dg == pack_status::ok)
+  const status dg = qnum::fp8_block::dequantize(bad, nulls ? nullptr : w.data(), s.data(), y.data());
+  const status dw = w.n == 0 ? status::ok : bad_used ? status::bad_shape : nulls ? status::null_pointer : status::ok;
+  QNUM_FUZZ_PROPERTY("pack/status", dg == dw, "fp8_block::dequantize %dx%d block %lldx%lld: %s want %s", n, k, static_cast<long long>(bn), static_cast<long long>(bk), st(dg), st(dw));
+  if (dg == status::ok)
     for (std::int64_t r = 0; r < n; ++r)
       for (std::int64_t c = 0; c < k; ++c) {
         const float want = static_cast<float>(static_cast<double>(qnum::decode<qnum::fp8_e4m3>(w[r * k + c])) * static_cast<double>(s[(r / bn) * sh.scale_cols + c / bk]));
         const float got = y[r * k + c];
-        QNUM_FUZZ_PROPERTY("pack/reference", std::memcmp(&want, &got, 4) == 0 || (std::isnan(want) && std::isnan(got)), "fp8_block_dequantize (%lld, %lld)", static_cast<long long>(r), static_cast<long long>(c));
+        QNUM_FUZZ_PROPERTY("pack/reference", std::memcmp(&want, &got, 4) == 0 || (std::isnan(want) && std::isnan(got)), "fp8_block::dequantize (%lld, %lld)", static_cast<long long>(r), static_cast<long long>(c));
       }
 }
 
@@ -489,19 +489,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     default: fp8_block(src, a % 70, b % 90, c, nulls); break;
   }
   {
-    qnum::ct_pack_quantized_shape s;
+    qnum::ct::pack_quantized_shape s;
     const std::int64_t group = static_cast<std::int8_t>(d) % 5 == 0 ? -1 : static_cast<std::int8_t>(d) % 40;
     const int bits = c % 10;
-    const pack_status ls = qnum::ct_pack_quantized_layout(a, b, bits, group, &s);
-    const pack_status want = bits < 1 || bits > 8 ? pack_status::bad_bits : (group == 0 || group < -1) ? pack_status::bad_group : pack_status::ok;
-    QNUM_FUZZ_PROPERTY("pack/status", ls == want, "ct_pack_quantized_layout: %s want %s", st(ls), st(want));
-    if (ls == pack_status::ok) {
+    const status ls = qnum::ct::pack_quantized_layout(a, b, bits, group, &s);
+    const status want = bits < 1 || bits > 8 ? status::bad_bits : (group == 0 || group < -1) ? status::bad_group : status::ok;
+    QNUM_FUZZ_PROPERTY("pack/status", ls == want, "ct::pack_quantized_layout: %s want %s", st(ls), st(want));
+    if (ls == status::ok) {
       const std::int64_t g = group == -1 ? (b > 0 ? 1 : 0) : (b + group - 1) / group;
       QNUM_FUZZ_PROPERTY("pack/reference", s.groups == g && s.packed_cols == (static_cast<std::int64_t>(b) * bits + 31) / 32 && s.zp_rows == (static_cast<std::int64_t>(a) * bits + 31) / 32 &&
-                         s.scale_cols == g && s.packed_rows == a, "ct_pack_quantized_layout shapes");
+                         s.scale_cols == g && s.packed_rows == a, "ct::pack_quantized_layout shapes");
     }
     std::int32_t ws[2];
-    QNUM_FUZZ_PROPERTY("pack/status", qnum::ct_weight_shape(a, b, ws) == pack_status::ok && ws[0] == a && ws[1] == b, "ct_weight_shape");
+    QNUM_FUZZ_PROPERTY("pack/status", qnum::ct::weight_shape(a, b, ws) == status::ok && ws[0] == a && ws[1] == b, "ct::weight_shape");
   }
   return 0;
 }

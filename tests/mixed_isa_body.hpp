@@ -47,8 +47,8 @@ inline std::vector<std::uint8_t> work() {
   float amax = 0.0f;
   qnum::tensor_amax(in, amax);
   append(&amax, 4);
-  std::vector<std::uint8_t> q4(static_cast<std::size_t>(qnum::gguf_row_bytes(qnum::gguf_type::q4_0, rows * cols)));
-  qnum::gguf_quantize(qnum::gguf_type::q4_0, x.data(), rows * cols, q4.data());
+  std::vector<std::uint8_t> q4(static_cast<std::size_t>(qnum::gguf::row_bytes(qnum::gguf::type::q4_0, rows * cols)));
+  qnum::gguf::quantize(qnum::gguf::type::q4_0, x.data(), rows * cols, q4.data());
   append(q4.data(), q4.size());
   return out;
 }

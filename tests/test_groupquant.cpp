@@ -86,7 +86,7 @@ int check_case(const gcase& c, const qnum::scheme<F>& s, bool dq_bf16, float out
   std::vector<std::uint8_t> codes(xf.size());
   std::vector<std::uint32_t> sc(static_cast<std::size_t>(g.nr * g.nc));
   std::vector<std::int32_t> zp(sc.size());
-  qnum::scale_view sv{sc.data(), g.nr, g.nc, g.nc, qnum::scale_bytes(s.store)};
+  qnum::scale_view sv{sc.data(), g.nr, g.nc, g.nc, qnum::dtype_bytes(s.store)};
   std::vector<std::uint16_t> sc16(sc.size());
   std::vector<std::uint8_t> sc8(sc.size());
   if (sv.elem_bytes == 2) sv.data = sc16.data();

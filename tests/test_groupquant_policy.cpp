@@ -47,7 +47,7 @@ void check_fake_equals_dq(const qnum::scheme<F>& s, qnum::group_shape gs, const 
     std::vector<std::uint8_t> codes(x.size());
     std::vector<std::uint32_t> sc(static_cast<std::size_t>(g.nr * g.nc));
     std::vector<std::int32_t> zp(sc.size());
-    qnum::scale_view sv{sc.data(), g.nr, g.nc, g.nc, qnum::scale_bytes(s.store)};
+    qnum::scale_view sv{sc.data(), g.nr, g.nc, g.nc, qnum::dtype_bytes(s.store)};
     REQUIRE(qnum::quantize(s, qnum::view<const float>(x.data(), R, C), gs, qnum::view(codes.data(), R, C), sv,
                            qnum::view(zp.data(), g.nr, g.nc)) == qnum::status::ok);
     std::vector<float> dq(x.size()), fq(x.size());
@@ -137,7 +137,7 @@ TEST_CASE("status codes: null pointers, shapes, strides, group sizes, scale buff
   CHECK(qnum::quantize(s, qnum::view<const float>(nullptr, 2, 32), qnum::group<32>{}, cv, qnum::scales_of(sc.data(), 2, 1)) == qnum::status::null_pointer);
   CHECK(qnum::quantize(s, qnum::view<const float>(x.data(), -1, 32), qnum::group<32>{}, cv, qnum::scales_of(sc.data(), 2, 1)) == qnum::status::bad_shape);
   CHECK(qnum::quantize(s, qnum::view<const float>(x.data(), 2, 32, 16), qnum::group<32>{}, cv, qnum::scales_of(sc.data(), 2, 1)) == qnum::status::bad_stride);
-  CHECK(qnum::quantize(s, in, qnum::group_size(-4), cv, qnum::scales_of(sc.data(), 2, 1)) == qnum::status::bad_group_size);
+  CHECK(qnum::quantize(s, in, qnum::group_size(-4), cv, qnum::scales_of(sc.data(), 2, 1)) == qnum::status::bad_group);
   CHECK(qnum::quantize(s, in, qnum::group<16>{}, cv, qnum::scales_of(sc.data(), 2, 1)) == qnum::status::bad_scale_buffer);
   std::vector<std::uint16_t> sc16(2);
   CHECK(qnum::quantize(s, in, qnum::group<32>{}, cv, qnum::scales_of(sc16.data(), 2, 1)) == qnum::status::bad_scale_buffer);
@@ -205,9 +205,9 @@ void fq_dq_agree(const qnum::scheme<F>& s, const std::vector<float>& x, float ou
   std::vector<std::uint8_t> codes(x.size());
   std::uint32_t sc[1] = {};
   std::int32_t z[1] = {};
-  const qnum::scale_view sv{sc, 1, 1, 1, qnum::scale_bytes(s.store)};
-  REQUIRE(qnum::fake_quantize(s, qnum::view<const float>(x.data(), 1, n), qnum::per_tensor(), qnum::view(fq.data(), 1, n), qnum::nearest(), outer) == qnum::status::ok);
-  REQUIRE(qnum::quantize(s, qnum::view<const float>(x.data(), 1, n), qnum::per_tensor(), qnum::view(codes.data(), 1, n), sv, qnum::view(z, 1, 1), qnum::nearest(), outer) == qnum::status::ok);
+  const qnum::scale_view sv{sc, 1, 1, 1, qnum::dtype_bytes(s.store)};
+  REQUIRE(qnum::fake_quantize(s, qnum::view<const float>(x.data(), 1, n), qnum::per_tensor(), qnum::view(fq.data(), 1, n), qnum::nearest_even(), outer) == qnum::status::ok);
+  REQUIRE(qnum::quantize(s, qnum::view<const float>(x.data(), 1, n), qnum::per_tensor(), qnum::view(codes.data(), 1, n), sv, qnum::view(z, 1, 1), qnum::nearest_even(), outer) == qnum::status::ok);
   REQUIRE(qnum::dequantize(s, qnum::view<const std::uint8_t>(codes.data(), 1, n), qnum::per_tensor(), sv, qnum::view<const std::int32_t>(z, 1, 1), qnum::view(dq.data(), 1, n), outer) == qnum::status::ok);
   for (std::size_t i = 0; i < x.size(); ++i) {
     CHECK(qtest::bits(fq[i]) == qtest::bits(dq[i]));
@@ -220,23 +220,23 @@ void fq_dq_agree(const qnum::scheme<F>& s, const std::vector<float>& x, float ou
 TEST_CASE("degenerate scales: storage underflow, outer scales sanitised, TE and MX in any storage") {
   std::uint32_t code = 0;
   // A scale below half bf16's smallest subnormal: stored as code 1 (2^-133), not 0; asymmetric too.
-  fq_dq_agree(qnum::symmetric_full<qnum::qint8>().stored_as(qnum::scale_storage::bf16), {1e-40f, 0.0f, 5e-41f}, 0.0f, &code);
+  fq_dq_agree(qnum::symmetric_full<qnum::qint8>().stored_as(qnum::dtype::bf16), {1e-40f, 0.0f, 5e-41f}, 0.0f, &code);
   CHECK(code == 1u);
-  fq_dq_agree(qnum::asymmetric<qnum::qint8>().stored_as(qnum::scale_storage::bf16), {1e-40f, 0.0f, -5e-41f}, 0.0f, &code);
+  fq_dq_agree(qnum::asymmetric<qnum::qint8>().stored_as(qnum::dtype::bf16), {1e-40f, 0.0f, -5e-41f}, 0.0f, &code);
   CHECK(code == 1u);
-  fq_dq_agree(qnum::symmetric_full<qnum::qint4>().stored_as(qnum::scale_storage::fp16), {1e-30f, -3e-31f}, 0.0f, &code);
+  fq_dq_agree(qnum::symmetric_full<qnum::qint4>().stored_as(qnum::dtype::fp16), {1e-30f, -3e-31f}, 0.0f, &code);
   CHECK(code == 1u);
   // TE current scaling stored as bf16, and with an outer scale: the stored value is what codes use.
-  fq_dq_agree(qnum::te_current<qnum::fp8_e4m3>().stored_as(qnum::scale_storage::bf16), {1.0f, 448.0f, -3.0f}, 0.0f, &code);
+  fq_dq_agree(qnum::te_current<qnum::fp8_e4m3>().stored_as(qnum::dtype::bf16), {1.0f, 448.0f, -3.0f}, 0.0f, &code);
   CHECK(code == qnum::to_bf16(1.0f));  // 1/m = amax/448 = 1
   fq_dq_agree(qnum::te_current<qnum::fp8_e4m3>(), {1.0f, 448.0f}, 0.5f);
   // MX power of two stored as fp32: the value 2^e, not the E8M0 code.
-  fq_dq_agree(qnum::float_amax<qnum::fp8_e4m3>().with_pow2(qnum::pow2_rule::mx_floor).stored_as(qnum::scale_storage::fp32), {1.0f, 448.0f}, 0.0f, &code);
+  fq_dq_agree(qnum::float_amax<qnum::fp8_e4m3>().with_pow2(qnum::pow2_rule::mx_floor).stored_as(qnum::dtype::fp32), {1.0f, 448.0f}, 0.0f, &code);
   CHECK(code == qtest::bits(1.0f));  // floor(log2 448) - 8 = 0
   fq_dq_agree(qnum::float_amax<qnum::fp8_e4m3>().with_pow2(qnum::pow2_rule::mx_floor), {1.0f, 448.0f}, 0.5f);
   fq_dq_agree(qnum::float_amax<qnum::fp4_e2m1>().with_pow2(qnum::pow2_rule::mx_rceil), {1.0f, 448.0f}, 0.5f);
   // Outer scales: subnormal == FLT_MIN, +Inf == FLT_MAX, negative / NaN == none.
-  const auto nv = qnum::float_amax<qnum::fp4_e2m1>().stored_as(qnum::scale_storage::ue4m3);
+  const auto nv = qnum::float_amax<qnum::fp4_e2m1>().stored_as(qnum::dtype::ue4m3);
   std::uint32_t a = 0, b = 0;
   fq_dq_agree(nv, {3e-36f, -1.5e-36f}, 1e-40f, &a);
   fq_dq_agree(nv, {3e-36f, -1.5e-36f}, 1.17549435e-38f, &b);
@@ -259,8 +259,8 @@ TEST_CASE("degenerate scales: storage underflow, outer scales sanitised, TE and 
 }
 
 TEST_CASE("eps after storage: the rule sees the stored scale (compressed-tensors' order)") {
-  using qnum::scale_storage;
-  const auto early = qnum::symmetric_full<qnum::qint4>().stored_as(scale_storage::bf16).eps_zero_to(0.0078125f);
+  using qnum::dtype;
+  const auto early = qnum::symmetric_full<qnum::qint4>().stored_as(dtype::bf16).eps_zero_to(0.0078125f);
   const auto late = early.eps_after_storage();
   qnum::group_stats tiny;  // amax / 7.5 = 0.4 * 2^-133: a non-zero fp32 scale that rounds to 0 in bf16
   qnum::accumulate(tiny, qtest::from_bits(0x00030000u));
@@ -278,7 +278,7 @@ TEST_CASE("eps after storage: the rule sees the stored scale (compressed-tensors
   CHECK(qnum::compute_params(late, qnum::group_stats{}).scale_code == 0x3C00u);
   CHECK(qnum::compute_params(late.codes_from_fp32_scale(), qnum::group_stats{}).code_scale == 0.0078125f);
   // floor after storage: a stored scale below eps is raised to eps rounded into the storage (ue4m3: 2^-6 exact).
-  const auto fl = qnum::float_amax<qnum::fp4_e2m1>().stored_as(scale_storage::ue4m3).eps_floor(0.015625f).eps_after_storage();
+  const auto fl = qnum::float_amax<qnum::fp4_e2m1>().stored_as(dtype::ue4m3).eps_floor(0.015625f).eps_after_storage();
   qnum::group_stats mid;
   qnum::accumulate(mid, 0.05f);  // 0.05 / 6 = 0.00833 -> ue4m3 0.0078125 < eps
   const qnum::group_params f = qnum::compute_params(fl, mid);
@@ -313,8 +313,8 @@ TEST_CASE("NaN outputs: every NaN a dequantizer writes is the canonical quiet Na
     std::uint16_t h[10], b[10];
     const auto cv = qnum::view(codes, 1, 10);
     REQUIRE(qnum::dequantize(s, cv, qnum::per_row(), sv, {}, qnum::view(f, 1, 10)) == qnum::status::ok);
-    REQUIRE(qnum::dequantize(s, cv, qnum::per_row(), sv, {}, qnum::view(b, 1, 10, -1, qnum::tensor_type::bf16)) == qnum::status::ok);
-    REQUIRE(qnum::dequantize(s, cv, qnum::per_row(), sv, {}, qnum::view(h, 1, 10, -1, qnum::tensor_type::fp16)) == qnum::status::ok);
+    REQUIRE(qnum::dequantize(s, cv, qnum::per_row(), sv, {}, qnum::view(b, 1, 10, -1, qnum::dtype::bf16)) == qnum::status::ok);
+    REQUIRE(qnum::dequantize(s, cv, qnum::per_row(), sv, {}, qnum::view(h, 1, 10, -1, qnum::dtype::fp16)) == qnum::status::ok);
     for (int i = 0; i < 10; ++i) {
       CHECK(float_to_bits(f[i]) == canon);
       CHECK(b[i] == 0x7FC0);
@@ -354,9 +354,9 @@ TEST_CASE("NaN outputs: every NaN a dequantizer writes is the canonical quiet Na
   blk[1] = 0xFE;  // fp16 0xFE01
   for (int i = 2; i < 36; ++i) blk[i] = static_cast<std::uint8_t>(i * 7);
   float gy[32];
-  qnum::gguf_dequantize_block_q8_0(blk, gy);
+  qnum::gguf::dequantize_block_q8_0(blk, gy);
   for (float v : gy) CHECK(float_to_bits(v) == canon);
-  qnum::gguf_dequantize_block_q4_0(blk, gy);
+  qnum::gguf::dequantize_block_q4_0(blk, gy);
   for (float v : gy) CHECK(float_to_bits(v) == canon);
 }
 
@@ -441,7 +441,7 @@ long device_rne_mismatches(const qnum::scheme<F>& s) {
 
 TEST_CASE("the device's nearest-even integer path (round, then clamp the integer) == the definition") {
   namespace p = qnum::presets;
-  using qnum::work_dtype;
+  using qnum::dtype;
   CHECK(qnum::detail::f2i_rn_sat(qtest::from_bits(0x7FC00000u)) == 0);
   CHECK(qnum::detail::f2i_rn_sat(3e9f) == 2147483647);
   CHECK(qnum::detail::f2i_rn_sat(-3e9f) == -2147483647 - 1);
@@ -453,9 +453,9 @@ TEST_CASE("the device's nearest-even integer path (round, then clamp the integer
   CHECK(device_rne_mismatches(p::ct_w4a16_asym) == 0);
   CHECK(device_rne_mismatches(p::torchao_int8_sym) == 0);
   CHECK(device_rne_mismatches(p::torchao_uint4_asym) == 0);
-  CHECK(device_rne_mismatches(qnum::asymmetric<qnum::quint8>().in_work(work_dtype::bf16).zero_before_round()) == 0);
-  CHECK(device_rne_mismatches(qnum::asymmetric<qnum::qint4>().in_work(work_dtype::fp16)) == 0);
-  CHECK(device_rne_mismatches(qnum::symmetric_restricted<qnum::qint8>().x_multiply().in_work(work_dtype::bf16)) == 0);
+  CHECK(device_rne_mismatches(qnum::asymmetric<qnum::quint8>().in_work(dtype::bf16).zero_before_round()) == 0);
+  CHECK(device_rne_mismatches(qnum::asymmetric<qnum::qint4>().in_work(dtype::fp16)) == 0);
+  CHECK(device_rne_mismatches(qnum::symmetric_restricted<qnum::qint8>().x_multiply().in_work(dtype::bf16)) == 0);
 }
 
 namespace {
@@ -586,7 +586,7 @@ TEST_CASE("conveniences: mutable input views, dequantize without zero points, fa
   std::vector<float> f1(x.size()), f2(x.size());
   REQUIRE(qnum::fake_quantize(nv, qnum::view(x.data(), R, C), qnum::group_size(16), qnum::view(f1.data(), R, C), 0.25f) == qnum::status::ok);
   REQUIRE(qnum::fake_quantize(nv, qnum::view<const float>(x.data(), R, C), qnum::group_size(16), qnum::view(f2.data(), R, C),
-                              qnum::nearest(), 0.25f) == qnum::status::ok);
+                              qnum::nearest_even(), 0.25f) == qnum::status::ok);
   CHECK(std::memcmp(f1.data(), f2.data(), f1.size() * 4) == 0);
   for (std::uint32_t code : {0u, 1u, 0x38u, 0x7Eu}) {
     const qnum::group_params p = qnum::decode_scale(nv, code, 0, 0.25f);

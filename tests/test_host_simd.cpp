@@ -112,17 +112,17 @@ void run_case_one(const qnum::scheme<F>& s, const shape& sh, const std::vector<f
   }
   qnum::detail::grid g;
   REQUIRE(qnum::detail::make_grid(R, C, sh.groups, g) == qnum::status::ok);
-  const int sb = qnum::scale_bytes(s.store);
+  const int sb = qnum::dtype_bytes(s.store);
   std::vector<std::uint8_t> codes(static_cast<std::size_t>(R * S), 0xAB), scales(static_cast<std::size_t>(g.nr * g.nc * 4));
   std::vector<std::int32_t> zeros(static_cast<std::size_t>(g.nr * g.nc));
   std::vector<U> deq(static_cast<std::size_t>(R * S)), fq(static_cast<std::size_t>(R * S));
   const qnum::scale_view sv{scales.data(), g.nr, g.nc, g.nc, sb};
   const auto zv = qnum::view(zeros.data(), g.nr, g.nc);
   const auto inv = qnum::view<const T>(in.data(), R, C, S);
-  REQUIRE(qnum::quantize(s, inv, sh.groups, qnum::view(codes.data(), R, C, S), sv, zv, qnum::nearest(), outer) == qnum::status::ok);
+  REQUIRE(qnum::quantize(s, inv, sh.groups, qnum::view(codes.data(), R, C, S), sv, zv, qnum::nearest_even(), outer) == qnum::status::ok);
   REQUIRE(qnum::dequantize(s, qnum::view<const std::uint8_t>(codes.data(), R, C, S), sh.groups, sv,
                            qnum::view<const std::int32_t>(zeros.data(), g.nr, g.nc), qnum::view(deq.data(), R, C, S), outer) == qnum::status::ok);
-  REQUIRE(qnum::fake_quantize(s, inv, sh.groups, qnum::view(fq.data(), R, C, S), qnum::nearest(), outer) == qnum::status::ok);
+  REQUIRE(qnum::fake_quantize(s, inv, sh.groups, qnum::view(fq.data(), R, C, S), qnum::nearest_even(), outer) == qnum::status::ok);
 
   long bad = 0;
   auto report = [&](const char* what, std::int64_t r, std::int64_t c, std::uint32_t got, std::uint32_t want) {
@@ -193,7 +193,7 @@ void run_all(const qnum::scheme<F>& s, const char* name, bool two_level = false)
 
 template <class F>
 void integer_variants(const char* fname) {
-  using qnum::scale_storage;
+  using qnum::dtype;
   std::vector<qnum::scheme<F>> v;
   if constexpr (F::is_signed) v.push_back(qnum::symmetric_restricted<F>());
   v.push_back(qnum::symmetric_full<F>());
@@ -202,13 +202,13 @@ void integer_variants(const char* fname) {
   for (std::size_t i = 0; i < base; ++i) {
     v.push_back(v[i].x_multiply());
     v.push_back(v[i].scale_multiply().eps_floor(1e-5f));
-    v.push_back(v[i].stored_as(scale_storage::bf16).eps_zero_to(0.0078125f));
-    v.push_back(v[i].stored_as(scale_storage::fp16).codes_from_fp32_scale());
-    v.push_back(v[i].stored_as(scale_storage::e8m0).with_pow2(qnum::pow2_rule::ceil_pow2));
+    v.push_back(v[i].stored_as(dtype::bf16).eps_zero_to(0.0078125f));
+    v.push_back(v[i].stored_as(dtype::fp16).codes_from_fp32_scale());
+    v.push_back(v[i].stored_as(dtype::e8m0).with_pow2(qnum::pow2_rule::ceil_pow2));
     v.push_back(v[i].zero_before_round().x_multiply());
     v.push_back(v[i].zero_before_round().zero_round_after_subtract());
-    v.push_back(v[i].stored_as(scale_storage::ue4m3));
-    v.push_back(v[i].in_work(qnum::work_dtype::bf16));  // generic path: checks the dispatch leaves it there
+    v.push_back(v[i].stored_as(dtype::ue4m3));
+    v.push_back(v[i].in_work(qnum::dtype::bf16));  // generic path: checks the dispatch leaves it there
   }
   for (const auto& s : v) run_all(s, fname);
 }
@@ -248,8 +248,8 @@ TEST_CASE("host lanes == per-element definition: float formats, divide and multi
   run_all(qnum::float_amax<qnum::fp8_e4m3>(), "e4m3 divide");
   run_all(qnum::float_amax<qnum::fp8_e5m2>(), "e5m2 divide");
   run_all(qnum::float_amax<qnum::fp4_e2m1>(), "e2m1 divide");
-  run_all(qnum::float_amax<qnum::fp8_e5m2>().x_multiply().stored_as(qnum::scale_storage::bf16), "e5m2 multiply bf16 scale");
-  run_all(qnum::float_amax<qnum::fp4_e2m1>().stored_as(qnum::scale_storage::ue4m3), "e2m1 ue4m3 scale");
+  run_all(qnum::float_amax<qnum::fp8_e5m2>().x_multiply().stored_as(qnum::dtype::bf16), "e5m2 multiply bf16 scale");
+  run_all(qnum::float_amax<qnum::fp4_e2m1>().stored_as(qnum::dtype::ue4m3), "e2m1 ue4m3 scale");
 }
 
 template <class Residual>
@@ -274,7 +274,7 @@ void grad_case(std::size_t n, std::size_t gs, qnum::scale_timing timing, std::ui
   long bad = 0;
   for (int step = 0; step < 3; ++step) {
     const auto g = hard_data(1, static_cast<std::int64_t>(n), seed + static_cast<std::uint64_t>(step));
-    const qnum::dq_status got = qnum::quantize_gradient_int8(g.data(), codes.data(), res.data(), n, call_gs, st.data(), cfg);
+    const qnum::status got = qnum::quantize_gradient_int8(g.data(), codes.data(), res.data(), n, call_gs, st.data(), cfg);
     // Reference: the documented per-group rule with the per-element function.
     const bool first = ref_st[0].steps == 0 || !(ref_st[0].scale > 0.0f);
     bool zeroed = false;
@@ -300,7 +300,7 @@ void grad_case(std::size_t n, std::size_t gs, qnum::scale_timing timing, std::ui
       ref_st[k].amax = amax;
       ref_st[k].steps += 1;
     }
-    const qnum::dq_status want = zeroed ? qnum::dq_status::ok_zeroed_nonfinite : qnum::dq_status::ok;
+    const qnum::status want = zeroed ? qnum::status::ok_zeroed_nonfinite : qnum::status::ok;
     bad += got != want;
     for (std::size_t i = 0; i < n; ++i) {
       bad += codes[i] != ref_codes[i];
@@ -359,7 +359,7 @@ TEST_CASE("row_stats and quantize_row == accumulate and quantize_value") {
       check(p::ct_w4a16_asym, a);
       check(p::deepgemm_fp8, a);
       check(p::mxfp4, a);
-      check(qnum::symmetric_full<qnum::qint8>().in_work(qnum::work_dtype::bf16), a);  // the generic loop
+      check(qnum::symmetric_full<qnum::qint8>().in_work(qnum::dtype::bf16), a);  // the generic loop
     }
   }
   });
@@ -422,7 +422,7 @@ void fixed_vs_runtime(const H& fixed, const char* name) {
       const auto src = hard_data(sh.rows, sh.stride, 99);
       qnum::detail::grid g;
       REQUIRE(qnum::detail::make_grid(sh.rows, sh.cols, sh.groups, g) == qnum::status::ok);
-      const int sb = qnum::scale_bytes(s.store);
+      const int sb = qnum::dtype_bytes(s.store);
       const auto n = static_cast<std::size_t>(sh.rows * sh.stride), ng = static_cast<std::size_t>(g.nr * g.nc);
       std::vector<std::uint8_t> c1(n, 0xAB), c2(n, 0xAB), s1(ng * 4), s2(ng * 4);
       std::vector<std::int32_t> z1(ng), z2(ng);
@@ -499,21 +499,21 @@ std::vector<float> gguf_hard_blocks(std::int64_t nblocks, std::uint64_t seed) {
 TEST_CASE("GGUF Q8_0/Q4_0/Q4_1 writers: lanes == block definitions, every target") {
   const std::int64_t nb = 2000;
   const auto x = gguf_hard_blocks(nb, 5);
-  for (qnum::gguf_type t : {qnum::gguf_type::q8_0, qnum::gguf_type::q4_0, qnum::gguf_type::q4_1}) {
-    const int bb = qnum::gguf_block_bytes(t);
+  for (qnum::gguf::type t : {qnum::gguf::type::q8_0, qnum::gguf::type::q4_0, qnum::gguf::type::q4_1}) {
+    const int bb = qnum::gguf::block_bytes(t);
     std::vector<std::uint8_t> want(static_cast<std::size_t>(nb * bb));
     bool overflow = false;
     for (std::int64_t b = 0; b < nb; ++b) {
       const float* xb = x.data() + b * 32;
       std::uint8_t* ob = want.data() + b * bb;
-      overflow |= t == qnum::gguf_type::q4_0 ? qnum::gguf_quantize_block_q4_0(xb, ob)
-                  : t == qnum::gguf_type::q4_1 ? qnum::gguf_quantize_block_q4_1(xb, ob)
-                                               : qnum::gguf_quantize_block_q8_0(xb, ob);
+      overflow |= t == qnum::gguf::type::q4_0 ? qnum::gguf::quantize_block_q4_0(xb, ob)
+                  : t == qnum::gguf::type::q4_1 ? qnum::gguf::quantize_block_q4_1(xb, ob)
+                                               : qnum::gguf::quantize_block_q8_0(xb, ob);
     }
     REQUIRE(overflow);  // the huge blocks
     each_target([&](qnum::simd_target) {
       std::vector<std::uint8_t> got(want.size(), 0xCD);
-      CHECK(qnum::gguf_quantize(t, x.data(), nb * 32, got.data()) == qnum::pack_status::scale_overflow);
+      CHECK(qnum::gguf::quantize(t, x.data(), nb * 32, got.data()) == qnum::status::scale_overflow);
       long bad = 0;
       for (std::size_t i = 0; i < got.size(); ++i) {
         if (got[i] != want[i] && bad++ < 3)
@@ -526,7 +526,7 @@ TEST_CASE("GGUF Q8_0/Q4_0/Q4_1 writers: lanes == block definitions, every target
         auto y = x;
         y[static_cast<std::size_t>(nb * 32 - 7)] = bad_x;
         std::vector<std::uint8_t> o(want.size(), 0xCD);
-        CHECK(qnum::gguf_quantize(t, y.data(), nb * 32, o.data()) == qnum::pack_status::non_finite);
+        CHECK(qnum::gguf::quantize(t, y.data(), nb * 32, o.data()) == qnum::status::non_finite);
         CHECK(std::count(o.begin(), o.end(), 0xCD) == static_cast<std::ptrdiff_t>(o.size()));
       }
     });

@@ -31,8 +31,8 @@ TEST_CASE("int8 adam: first step equals fp32 Adam bit for bit; state layout") {
   }
   std::vector<float> p8 = p;
   int8_state s(n, c.block_size);
-  REQUIRE(qnum::fp32_adam_step(p.data(), g.data(), m.data(), v.data(), n, c, 1) == qnum::dq_status::ok);
-  REQUIRE(qnum::int8_adam_step(p8.data(), g.data(), n, s.view(), c, 1) == qnum::dq_status::ok);
+  REQUIRE(qnum::fp32_adam_step(p.data(), g.data(), m.data(), v.data(), n, c, 1) == qnum::status::ok);
+  REQUIRE(qnum::int8_adam_step(p8.data(), g.data(), n, s.view(), c, 1) == qnum::status::ok);
   CHECK(p8 == p);
   // absmax per block = max |m|, max sqrt(v); the largest element gets the extreme code
   for (std::size_t b = 0; b < 2; ++b) {
@@ -67,8 +67,7 @@ TEST_CASE("int8 adam: tracks fp32 Adam on a noisy quadratic; non-finite g; bad i
     qnum::int8_adam_config c;
     c.lr = 1e-2f;
     c.weight_decay = 0.01f;
-    c.stochastic = sr != 0;
-    c.seed = 3;
+    c.round = (sr != 0) ? qnum::stochastic_seed(3) : qnum::nearest_even();
     std::vector<float> p(n, 1.0f), m(n, 0.0f), v(n, 0.0f), p8(n, 1.0f), g(n), g8(n);
     int8_state s(n, c.block_size);
     std::mt19937 rng(2);
@@ -81,7 +80,7 @@ TEST_CASE("int8 adam: tracks fp32 Adam on a noisy quadratic; non-finite g; bad i
         g8[i] = (p8[i] - target) + noise;
       }
       qnum::fp32_adam_step(p.data(), g.data(), m.data(), v.data(), n, c, t);
-      REQUIRE(qnum::int8_adam_step(p8.data(), g8.data(), n, s.view(), c, t) == qnum::dq_status::ok);
+      REQUIRE(qnum::int8_adam_step(p8.data(), g8.data(), n, s.view(), c, t) == qnum::status::ok);
     }
     double e32 = 0, e8 = 0;
     for (std::size_t i = 0; i < n; ++i) {
@@ -95,7 +94,7 @@ TEST_CASE("int8 adam: tracks fp32 Adam on a noisy quadratic; non-finite g; bad i
   // non-finite gradient: parameter untouched, state finite
   int8_state s(4, 256);
   std::vector<float> p{1, 2, 3, 4}, g{0.5f, NAN, INFINITY, -0.5f};
-  REQUIRE(qnum::int8_adam_step(p.data(), g.data(), 4, s.view(), {}, 1) == qnum::dq_status::ok);
+  REQUIRE(qnum::int8_adam_step(p.data(), g.data(), 4, s.view(), {}, 1) == qnum::status::ok);
   CHECK(p[1] == 2.0f);
   CHECK(p[2] == 3.0f);
   CHECK(p[0] < 1.0f);
@@ -104,16 +103,15 @@ TEST_CASE("int8 adam: tracks fp32 Adam on a noisy quadratic; non-finite g; bad i
   CHECK(std::isfinite(s.va[0]));
   qnum::int8_adam_config bad;
   bad.block_size = 0;
-  CHECK(qnum::int8_adam_step(p.data(), g.data(), 4, s.view(), bad, 1) == qnum::dq_status::bad_group);
+  CHECK(qnum::int8_adam_step(p.data(), g.data(), 4, s.view(), bad, 1) == qnum::status::bad_group);
   bad = {};
   bad.beta2 = 1.0f;
-  CHECK(qnum::int8_adam_step(p.data(), g.data(), 4, s.view(), bad, 1) == qnum::dq_status::bad_config);
-  CHECK(qnum::int8_adam_step(p.data(), g.data(), 4, s.view(), {}, 0) == qnum::dq_status::bad_size);
-  CHECK(qnum::int8_adam_step(nullptr, g.data(), 4, s.view(), {}, 1) == qnum::dq_status::null_pointer);
+  CHECK(qnum::int8_adam_step(p.data(), g.data(), 4, s.view(), bad, 1) == qnum::status::bad_config);
+  CHECK(qnum::int8_adam_step(p.data(), g.data(), 4, s.view(), {}, 0) == qnum::status::bad_config);
+  CHECK(qnum::int8_adam_step(nullptr, g.data(), 4, s.view(), {}, 1) == qnum::status::null_pointer);
   // stochastic rounding: same seed, same codes
   qnum::int8_adam_config c;
-  c.stochastic = true;
-  c.seed = 11;
+  c.round = qnum::stochastic_seed(11);
   int8_state a(512, 256), b(512, 256);
   std::vector<float> pa(512, 0.0f), pb(512, 0.0f), gg(512);
   for (std::size_t i = 0; i < 512; ++i) gg[i] = std::sin(float(i));
@@ -138,7 +136,7 @@ TEST_CASE("int8 adam: lr = 0 leaves every parameter bit-identical, even where m 
   std::vector<float> p = {1.5f, -0.0f, 3.0e30f, -7.0f}, g = {4.0e8f, 1.0f, 0.0f, 1.0e20f};
   const std::vector<float> p0 = p;
   for (std::uint64_t t = 1; t <= 3; ++t) {
-    REQUIRE(qnum::int8_adam_step(p.data(), g.data(), 4, s.view(), c, t) == qnum::dq_status::ok);
+    REQUIRE(qnum::int8_adam_step(p.data(), g.data(), 4, s.view(), c, t) == qnum::status::ok);
     for (std::size_t i = 0; i < 4; ++i) {
       std::uint32_t a, b;
       std::memcpy(&a, &p[i], 4);

@@ -56,12 +56,12 @@ TEST_CASE("dense packing: documented examples") {
   // compressed-tensors: q = [-4..3] int4 -> 0xBA987654
   const std::int8_t q[8] = {-4, -3, -2, -1, 0, 1, 2, 3};
   std::uint32_t w = 0;
-  REQUIRE(pack_int32(q, 1, 8, 4, packed_dim::cols, &w) == pack_status::ok);
+  REQUIRE(pack_int32(q, 1, 8, 4, packed_dim::cols, &w) == status::ok);
   CHECK(w == 0xBA987654u);
   // AWQ order of nibbles 4..11 -> 0xB975A864
   std::uint8_t z[8] = {4, 5, 6, 7, 8, 9, 10, 11};
   std::uint32_t a = 0;
-  REQUIRE(awq_pack_qzeros(z, 8, 1, &a) == pack_status::ok);
+  REQUIRE(awq::pack_qzeros(z, 8, 1, &a) == status::ok);
   CHECK(a == 0xB975A864u);
   // 3-bit elements straddle: element 10 occupies bits 30..32.
   std::uint32_t ws[2] = {0, 0};
@@ -89,14 +89,14 @@ TEST_CASE("dense packing: exhaustive round trip of every code at every position,
           }
           const packed_dim pd = static_cast<packed_dim>(dim);
           std::vector<std::uint32_t> ws(pack_int32_size(rows, cols, bits, pd)), wu(ws.size());
-          REQUIRE(pack_int32(s.data(), rows, cols, bits, pd, ws.data()) == pack_status::ok);
-          REQUIRE(pack_int32(u.data(), rows, cols, bits, pd, wu.data()) == pack_status::ok);
+          REQUIRE(pack_int32(s.data(), rows, cols, bits, pd, ws.data()) == status::ok);
+          REQUIRE(pack_int32(u.data(), rows, cols, bits, pd, wu.data()) == status::ok);
           // signed offset-binary and unsigned codes c give the same words (c = q + 2^(b-1))
           CHECK(ws == wu);
           std::vector<std::int8_t> s2(s.size());
           std::vector<std::uint8_t> u2(u.size());
-          REQUIRE(unpack_int32(ws.data(), rows, cols, bits, pd, s2.data()) == pack_status::ok);
-          REQUIRE(unpack_int32(wu.data(), rows, cols, bits, pd, u2.data()) == pack_status::ok);
+          REQUIRE(unpack_int32(ws.data(), rows, cols, bits, pd, s2.data()) == status::ok);
+          REQUIRE(unpack_int32(wu.data(), rows, cols, bits, pd, u2.data()) == status::ok);
           CHECK(s2 == s);
           CHECK(u2 == u);
           // only the bits of real elements are set
@@ -121,13 +121,13 @@ TEST_CASE("nibble pairs and UE8M0: exhaustive") {
       CHECK(unpack_nibble(hi, 1, nibble_order::high_first) == std::uint32_t(b));
     }
   std::uint8_t c[5] = {1, 2, 3, 4, 15}, p[3], back[5];
-  REQUIRE(pack_nibbles(c, 5, nibble_order::high_first, p) == pack_status::ok);
+  REQUIRE(pack_nibbles(c, 5, nibble_order::high_first, p) == status::ok);
   CHECK(p[0] == 0x12);
   CHECK(p[2] == 0xF0);
-  REQUIRE(unpack_nibbles(p, 5, nibble_order::high_first, back) == pack_status::ok);
+  REQUIRE(unpack_nibbles(p, 5, nibble_order::high_first, back) == status::ok);
   CHECK(std::vector<std::uint8_t>(back, back + 5) == std::vector<std::uint8_t>(c, c + 5));
   c[1] = 16;
-  CHECK(pack_nibbles(c, 5, nibble_order::low_first, p) == pack_status::code_out_of_range);
+  CHECK(pack_nibbles(c, 5, nibble_order::low_first, p) == status::code_out_of_range);
 
   // UE8M0: every byte value at every byte position.
   for (int v = 0; v < 256; ++v) {
@@ -135,56 +135,56 @@ TEST_CASE("nibble pairs and UE8M0: exhaustive") {
     for (int pos = 0; pos < 6; ++pos) {
       e[pos] = static_cast<std::uint8_t>(v);
       std::uint32_t w[2] = {0, 0};
-      REQUIRE(pack_ue8m0(e, 1, 6, w) == pack_status::ok);
+      REQUIRE(pack_ue8m0(e, 1, 6, w) == status::ok);
       CHECK(((pos < 4 ? w[0] : w[1]) >> (8 * (pos % 4)) & 0xFF) == std::uint32_t(v));
       std::uint8_t e2[6];
-      REQUIRE(unpack_ue8m0(w, 1, 6, e2) == pack_status::ok);
+      REQUIRE(unpack_ue8m0(w, 1, 6, e2) == status::ok);
       CHECK(std::vector<std::uint8_t>(e2, e2 + 6) == std::vector<std::uint8_t>(e, e + 6));
       e[pos] = 0;
     }
   }
   const float s[3] = {1.0f, 0.0078125f, 3.0f};
   std::uint8_t e[3];
-  CHECK(ue8m0_from_pow2_scales(s, 2, e) == pack_status::ok);
+  CHECK(ue8m0_from_pow2_scales(s, 2, e) == status::ok);
   CHECK(e[0] == 127);
   CHECK(e[1] == 120);
-  CHECK(ue8m0_from_pow2_scales(s, 3, e) == pack_status::code_out_of_range);
+  CHECK(ue8m0_from_pow2_scales(s, 3, e) == status::code_out_of_range);
 }
 
 TEST_CASE("bad input gives a status") {
   std::int8_t q[4] = {0, 1, 2, 8};
   std::uint32_t w[4];
-  CHECK(pack_int32(q, 1, 4, 4, packed_dim::cols, w) == pack_status::code_out_of_range);
-  CHECK(pack_int32(q, 1, 3, 0, packed_dim::cols, w) == pack_status::bad_bits);
-  CHECK(pack_int32(q, 1, 3, 9, packed_dim::cols, w) == pack_status::bad_bits);
-  CHECK(pack_int32(q, -1, 3, 4, packed_dim::cols, w) == pack_status::bad_shape);
-  CHECK(pack_int32(static_cast<const std::int8_t*>(nullptr), 1, 3, 4, packed_dim::cols, w) == pack_status::null_pointer);
-  CHECK(pack_int32(q, 1, 3, 4, packed_dim::cols, nullptr) == pack_status::null_pointer);
-  CHECK(pack_int32(q, 0, 3, 4, packed_dim::cols, nullptr) == pack_status::ok);  // empty
+  CHECK(pack_int32(q, 1, 4, 4, packed_dim::cols, w) == status::code_out_of_range);
+  CHECK(pack_int32(q, 1, 3, 0, packed_dim::cols, w) == status::bad_bits);
+  CHECK(pack_int32(q, 1, 3, 9, packed_dim::cols, w) == status::bad_bits);
+  CHECK(pack_int32(q, -1, 3, 4, packed_dim::cols, w) == status::bad_shape);
+  CHECK(pack_int32(static_cast<const std::int8_t*>(nullptr), 1, 3, 4, packed_dim::cols, w) == status::null_pointer);
+  CHECK(pack_int32(q, 1, 3, 4, packed_dim::cols, nullptr) == status::null_pointer);
+  CHECK(pack_int32(q, 0, 3, 4, packed_dim::cols, nullptr) == status::ok);  // empty
   const std::int8_t neg[1] = {-1};
   CHECK(pack_int32(reinterpret_cast<const std::uint8_t*>(neg), 1, 1, 4, packed_dim::cols, w) ==
-        pack_status::code_out_of_range);  // 255 does not fit 4 bits
+        status::code_out_of_range);  // 255 does not fit 4 bits
   std::uint8_t u[16] = {};
-  CHECK(gptq_pack_qweight(u, 2, 7, 4, w) == pack_status::bad_shape);   // K not a multiple of 8
-  CHECK(gptq_pack_qweight(u, 2, 8, 3, w) == pack_status::bad_bits);
-  CHECK(gptq_pack_qzeros(u, 8, 1, 4, gptq_format::v1, w) == pack_status::code_out_of_range);  // zero 0 in v1
-  CHECK(gptq_pack_qzeros(u, 8, 1, 4, gptq_format::v2, w) == pack_status::ok);
-  CHECK(awq_pack_qweight(u, 7, 2, w) == pack_status::bad_shape);      // N not a multiple of 8
-  CHECK(marlin_pack_weight(u, 32, 16, w) == pack_status::bad_shape);  // N % 64
-  CHECK(marlin_pack_weight(u, 64, 8, w) == pack_status::bad_shape);   // K % 16
+  CHECK(gptq::pack_qweight(u, 2, 7, 4, w) == status::bad_shape);   // K not a multiple of 8
+  CHECK(gptq::pack_qweight(u, 2, 8, 3, w) == status::bad_bits);
+  CHECK(gptq::pack_qzeros(u, 8, 1, 4, gptq::format::v1, w) == status::code_out_of_range);  // zero 0 in v1
+  CHECK(gptq::pack_qzeros(u, 8, 1, 4, gptq::format::v2, w) == status::ok);
+  CHECK(awq::pack_qweight(u, 7, 2, w) == status::bad_shape);      // N not a multiple of 8
+  CHECK(marlin::pack_weight(u, 32, 16, w) == status::bad_shape);  // N % 64
+  CHECK(marlin::pack_weight(u, 64, 8, w) == status::bad_shape);   // K % 16
   float x[32] = {};
   std::uint8_t b[34];
-  CHECK(gguf_quantize(gguf_type::q4_0, x, 31, b) == pack_status::bad_shape);
+  CHECK(gguf::quantize(gguf::type::q4_0, x, 31, b) == status::bad_shape);
   x[3] = detail::bits_to_float(0x7FC00000u);
-  CHECK(gguf_quantize(gguf_type::q8_0, x, 32, b) == pack_status::non_finite);
-  ct_pack_quantized_shape cs;
-  CHECK(ct_pack_quantized_layout(4, 64, 4, 0, &cs) == pack_status::bad_group);
+  CHECK(gguf::quantize(gguf::type::q8_0, x, 32, b) == status::non_finite);
+  ct::pack_quantized_shape cs;
+  CHECK(ct::pack_quantized_layout(4, 64, 4, 0, &cs) == status::bad_group);
   const float sc[2] = {1.0f, 1e6f};
   std::uint16_t h[2];
-  CHECK(scales_to_fp16_transposed(sc, 1, 2, h) == pack_status::scale_overflow);
+  CHECK(gptq::scales_to_fp16_transposed(sc, 1, 2, h) == status::scale_overflow);
   std::uint16_t s16[64] = {};
   std::uint16_t o16[64];
-  CHECK(marlin_permute_scales(s16, 64, 1, 64, 32, o16) == pack_status::bad_group);  // G*g != K
+  CHECK(marlin::permute_scales(s16, 64, 1, 64, 32, o16) == status::bad_group);  // G*g != K
 }
 
 TEST_CASE("compressed-tensors pack_to_int32 golden (1..8 bits, packed_dim 0/1, odd shapes)") {
@@ -201,10 +201,10 @@ TEST_CASE("compressed-tensors pack_to_int32 golden (1..8 bits, packed_dim 0/1, o
     const auto want = as<std::uint32_t>(r[2]);
     REQUIRE(pack_int32_size(rows, cols, bits, dim) == r[0][4] * r[0][5]);
     std::vector<std::uint32_t> w(want.size());
-    REQUIRE(pack_int32(q.data(), rows, cols, bits, dim, w.data()) == pack_status::ok);
+    REQUIRE(pack_int32(q.data(), rows, cols, bits, dim, w.data()) == status::ok);
     CHECK(w == want);
     std::vector<std::int8_t> back(q.size());
-    REQUIRE(unpack_int32(want.data(), rows, cols, bits, dim, back.data()) == pack_status::ok);
+    REQUIRE(unpack_int32(want.data(), rows, cols, bits, dim, back.data()) == status::ok);
     CHECK(back == q);
   }
   CHECK(n == 8 * 2 * 6);
@@ -216,27 +216,27 @@ TEST_CASE("compressed-tensors PackedQuantizationCompressor golden (W4A16 g32 sym
     const rec& r = it->second;
     const std::int64_t N = r[0][0], K = r[0][1], g = r[0][2];
     const bool sym = r[0][3] != 0;
-    ct_pack_quantized_shape s;
-    REQUIRE(ct_pack_quantized_layout(N, K, 4, g, &s) == pack_status::ok);
+    ct::pack_quantized_shape s;
+    REQUIRE(ct::pack_quantized_layout(N, K, 4, g, &s) == status::ok);
     CHECK(s.packed_rows == r[6][0]);
     CHECK(s.packed_cols == r[6][1]);
     const auto codes = as<std::int8_t>(r[1]);
     const auto zp = as<std::int8_t>(r[2]);
     std::vector<std::uint32_t> wp(s.packed_rows * s.packed_cols);
-    REQUIRE(ct_pack_weight(codes.data(), N, K, 4, wp.data()) == pack_status::ok);
+    REQUIRE(ct::pack_weight(codes.data(), N, K, 4, wp.data()) == status::ok);
     CHECK(wp == as<std::uint32_t>(r[3]));
     std::int32_t shape[2];
-    REQUIRE(ct_weight_shape(N, K, shape) == pack_status::ok);
+    REQUIRE(ct::weight_shape(N, K, shape) == status::ok);
     CHECK(shape[0] == r[5][0]);
     CHECK(shape[1] == r[5][1]);
     if (!sym) {
       CHECK(s.zp_rows == r[6][2]);
       CHECK(s.zp_cols == r[6][3]);
       std::vector<std::uint32_t> zw(s.zp_rows * s.zp_cols);
-      REQUIRE(ct_pack_zero_point(zp.data(), N, s.groups, 4, zw.data()) == pack_status::ok);
+      REQUIRE(ct::pack_zero_point(zp.data(), N, s.groups, 4, zw.data()) == status::ok);
       CHECK(zw == as<std::uint32_t>(r[4]));
       std::vector<std::int8_t> zb(zp.size());
-      REQUIRE(ct_unpack_zero_point(zw.data(), N, s.groups, 4, zb.data()) == pack_status::ok);
+      REQUIRE(ct::unpack_zero_point(zw.data(), N, s.groups, 4, zb.data()) == status::ok);
       CHECK(zb == zp);
     }
   }
@@ -244,11 +244,11 @@ TEST_CASE("compressed-tensors PackedQuantizationCompressor golden (W4A16 g32 sym
 }
 
 TEST_CASE("GGUF Q4_0 / Q4_1 / Q8_0 golden (gguf-py)") {
-  const std::pair<const char*, gguf_type> types[] = {
-      {"gguf_q4_0", gguf_type::q4_0}, {"gguf_q4_1", gguf_type::q4_1}, {"gguf_q8_0", gguf_type::q8_0}};
+  const std::pair<const char*, gguf::type> types[] = {
+      {"gguf_q4_0", gguf::type::q4_0}, {"gguf_q4_1", gguf::type::q4_1}, {"gguf_q8_0", gguf::type::q8_0}};
   for (const auto& type : types) {
     const char* name = type.first;  // not a structured binding: CAPTURE's lambda captures it (C++20 only)
-    const gguf_type t = type.second;
+    const gguf::type t = type.second;
     CAPTURE(name);
     auto it = golden().find(name);
     REQUIRE(it != golden().end());
@@ -256,9 +256,9 @@ TEST_CASE("GGUF Q4_0 / Q4_1 / Q8_0 golden (gguf-py)") {
     const std::int64_t n = r[0][0];
     std::vector<float> x(n);
     for (std::int64_t i = 0; i < n; ++i) x[i] = qtest::from_bits(static_cast<std::uint32_t>(r[1][i]));
-    std::vector<std::uint8_t> b(gguf_row_bytes(t, n));
-    const pack_status st = gguf_quantize(t, x.data(), n, b.data());
-    CHECK((st == pack_status::ok || st == pack_status::scale_overflow));
+    std::vector<std::uint8_t> b(gguf::row_bytes(t, n));
+    const status st = gguf::quantize(t, x.data(), n, b.data());
+    CHECK((st == status::ok || st == status::scale_overflow));
     const auto want = as<std::uint8_t>(r[2]);
     REQUIRE(b.size() == want.size());
     int bad = 0;
@@ -266,7 +266,7 @@ TEST_CASE("GGUF Q4_0 / Q4_1 / Q8_0 golden (gguf-py)") {
       if (b[i] != want[i] && bad++ < 5) MESSAGE(name << " byte " << i << " got " << int(b[i]) << " want " << int(want[i]));
     CHECK(bad == 0);
     std::vector<float> y(n);
-    REQUIRE(gguf_dequantize(t, want.data(), n, y.data()) == pack_status::ok);
+    REQUIRE(gguf::dequantize(t, want.data(), n, y.data()) == status::ok);
     bad = 0;
     for (std::int64_t i = 0; i < n; ++i)
       if (qtest::bits(y[i]) != static_cast<std::uint32_t>(r[3][i]) && bad++ < 5)
@@ -281,7 +281,7 @@ TEST_CASE("GGUF Q4_0 documented sign example and exhaustive nibble placement") {
   x[0] = -1.0f;
   x[16] = 0.9f;
   std::uint8_t b[18];
-  gguf_quantize_block_q4_0(x, b);
+  gguf::quantize_block_q4_0(x, b);
   CHECK(detail::get_u16(b) == to_fp16(0.125f));
   CHECK(b[2] == 0xF0);  // extreme -> nibble 0 (low: first half), 0.9/0.125+8.5 = 15.7 -> 15 (high)
   // Every nibble value at every position survives quantize -> dequantize when x is on the grid.
@@ -290,9 +290,9 @@ TEST_CASE("GGUF Q4_0 documented sign example and exhaustive nibble placement") {
       for (int j = 0; j < 32; ++j) x[j] = 0.0f;
       x[pos == 0 ? 1 : 0] = -8.0f;  // fixes d = 1
       x[pos] = static_cast<float>(v - 8);
-      gguf_quantize_block_q4_0(x, b);
+      gguf::quantize_block_q4_0(x, b);
       float y[32];
-      gguf_dequantize_block_q4_0(b, y);
+      gguf::dequantize_block_q4_0(b, y);
       CHECK(y[pos] == static_cast<float>(v - 8));
     }
 }
@@ -303,7 +303,7 @@ TEST_CASE("torchao pack_uint4 golden") {
   const rec& r = it->second;
   const auto c = as<std::uint8_t>(r[1]);
   std::vector<std::uint8_t> p(c.size() / 2);
-  REQUIRE(pack_nibbles(c.data(), static_cast<std::int64_t>(c.size()), nibble_order::low_first, p.data()) == pack_status::ok);
+  REQUIRE(pack_nibbles(c.data(), static_cast<std::int64_t>(c.size()), nibble_order::low_first, p.data()) == status::ok);
   CHECK(p == as<std::uint8_t>(r[2]));
 }
 
@@ -316,17 +316,17 @@ TEST_CASE("GPTQ and AWQ golden (vLLM-documented layout)") {
     const auto q = as<std::uint8_t>(r[1]);
     const auto z = as<std::uint8_t>(r[2]);
     std::vector<std::uint32_t> qw(K * bits / 32 * N), qz(K / g * N * bits / 32);
-    REQUIRE(gptq_pack_qweight(q.data(), N, K, bits, qw.data()) == pack_status::ok);
+    REQUIRE(gptq::pack_qweight(q.data(), N, K, bits, qw.data()) == status::ok);
     CHECK(qw == as<std::uint32_t>(r[3]));
     std::vector<std::uint8_t> qb(q.size());
-    REQUIRE(gptq_unpack_qweight(qw.data(), N, K, bits, qb.data()) == pack_status::ok);
+    REQUIRE(gptq::unpack_qweight(qw.data(), N, K, bits, qb.data()) == status::ok);
     CHECK(qb == q);
-    REQUIRE(gptq_pack_qzeros(z.data(), N, K / g, bits, gptq_format::v1, qz.data()) == pack_status::ok);
+    REQUIRE(gptq::pack_qzeros(z.data(), N, K / g, bits, gptq::format::v1, qz.data()) == status::ok);
     CHECK(qz == as<std::uint32_t>(r[4]));
     std::vector<std::int32_t> zb(z.size());
-    REQUIRE(gptq_unpack_qzeros(qz.data(), N, K / g, bits, gptq_format::v1, zb.data()) == pack_status::ok);
+    REQUIRE(gptq::unpack_qzeros(qz.data(), N, K / g, bits, gptq::format::v1, zb.data()) == status::ok);
     CHECK(zb == as<std::int32_t>(r[2]));
-    REQUIRE(gptq_pack_qzeros(z.data(), N, K / g, bits, gptq_format::v2, qz.data()) == pack_status::ok);
+    REQUIRE(gptq::pack_qzeros(z.data(), N, K / g, bits, gptq::format::v2, qz.data()) == status::ok);
     CHECK(qz == as<std::uint32_t>(r[5]));
   }
   CHECK(n == 5);
@@ -337,19 +337,19 @@ TEST_CASE("GPTQ and AWQ golden (vLLM-documented layout)") {
     const auto q = as<std::uint8_t>(r[1]);
     const auto z = as<std::uint8_t>(r[2]);
     std::vector<std::uint32_t> qw(K * N / 8), qz(K / g * N / 8);
-    REQUIRE(awq_pack_qweight(q.data(), N, K, qw.data()) == pack_status::ok);
+    REQUIRE(awq::pack_qweight(q.data(), N, K, qw.data()) == status::ok);
     CHECK(qw == as<std::uint32_t>(r[3]));
     std::vector<std::uint8_t> qb(q.size());
-    REQUIRE(awq_unpack_qweight(qw.data(), N, K, qb.data()) == pack_status::ok);
+    REQUIRE(awq::unpack_qweight(qw.data(), N, K, qb.data()) == status::ok);
     CHECK(qb == q);
-    REQUIRE(awq_pack_qzeros(z.data(), N, K / g, qz.data()) == pack_status::ok);
+    REQUIRE(awq::pack_qzeros(z.data(), N, K / g, qz.data()) == status::ok);
     CHECK(qz == as<std::uint32_t>(r[4]));
   }
   CHECK(n == 3);
   // symmetric int4 v1 qzeros are 0x77777777
   std::uint8_t eight[8] = {8, 8, 8, 8, 8, 8, 8, 8};
   std::uint32_t w = 0;
-  REQUIRE(gptq_pack_qzeros(eight, 8, 1, 4, gptq_format::v1, &w) == pack_status::ok);
+  REQUIRE(gptq::pack_qzeros(eight, 8, 1, 4, gptq::format::v1, &w) == status::ok);
   CHECK(w == 0x77777777u);
 }
 
@@ -362,17 +362,17 @@ TEST_CASE("Marlin weights and scales golden (vLLM-documented layout)") {
     CAPTURE(K);
     const auto q = as<std::uint8_t>(r[1]);
     std::vector<std::uint32_t> m(K / 16 * 2 * N);
-    REQUIRE(marlin_pack_weight(q.data(), N, K, m.data()) == pack_status::ok);
+    REQUIRE(marlin::pack_weight(q.data(), N, K, m.data()) == status::ok);
     CHECK(m == as<std::uint32_t>(r[2]));
     // via the GPTQ checkpoint layout (gptq_marlin_repack)
     std::vector<std::uint32_t> qw(K / 8 * N), m2(m.size());
-    REQUIRE(gptq_pack_qweight(q.data(), N, K, 4, qw.data()) == pack_status::ok);
-    REQUIRE(marlin_repack_gptq(qw.data(), K, N, m2.data()) == pack_status::ok);
+    REQUIRE(gptq::pack_qweight(q.data(), N, K, 4, qw.data()) == status::ok);
+    REQUIRE(marlin::repack_gptq(qw.data(), K, N, m2.data()) == status::ok);
     CHECK(m2 == m);
     const auto s = as<std::uint16_t>(r[3]);
     const std::int64_t G = g == -1 ? 1 : K / g;
     std::vector<std::uint16_t> sp(s.size());
-    REQUIRE(marlin_permute_scales(s.data(), N, G, K, g, sp.data()) == pack_status::ok);
+    REQUIRE(marlin::permute_scales(s.data(), N, G, K, g, sp.data()) == status::ok);
     CHECK(sp == as<std::uint16_t>(r[4]));
   }
   CHECK(n == 4);
@@ -383,7 +383,7 @@ TEST_CASE("Marlin weights and scales golden (vLLM-documented layout)") {
     std::vector<std::uint8_t> q(N * K, 0);
     q[e] = 15;
     std::vector<std::uint32_t> m(K / 16 * 2 * N);
-    REQUIRE(marlin_pack_weight(q.data(), N, K, m.data()) == pack_status::ok);
+    REQUIRE(marlin::pack_weight(q.data(), N, K, m.data()) == status::ok);
     int ones = 0;
     for (auto w : m)
       for (int i = 0; i < 8; ++i) ones += nibble_of(w, i) == 15;
@@ -392,24 +392,24 @@ TEST_CASE("Marlin weights and scales golden (vLLM-documented layout)") {
 }
 
 TEST_CASE("DeepSeek FP8 block layout") {
-  fp8_block_shape s;
-  REQUIRE(fp8_block_layout(300, 129, &s) == pack_status::ok);
+  fp8_block::shape s;
+  REQUIRE(fp8_block::layout(300, 129, &s) == status::ok);
   CHECK(s.scale_rows == 3);
   CHECK(s.scale_cols == 2);
   std::vector<std::uint8_t> w(300 * 129, 0x38);  // e4m3 1.0
   std::vector<float> sc(6);
   for (int i = 0; i < 6; ++i) sc[i] = static_cast<float>(1 << i) * 0.5f;
   std::vector<float> y(w.size());
-  REQUIRE(fp8_block_dequantize(s, w.data(), sc.data(), y.data()) == pack_status::ok);
+  REQUIRE(fp8_block::dequantize(s, w.data(), sc.data(), y.data()) == status::ok);
   CHECK(y[0] == 0.5f);
   CHECK(y[128] == 1.0f);         // row 0, col 128 -> block (0, 1)
   CHECK(y[299 * 129 + 128] == 16.0f);  // block (2, 1)
   std::uint8_t e[6];
-  CHECK(fp8_block_check_scales(s, sc.data(), true, e) == pack_status::ok);
+  CHECK(fp8_block::check_scales(s, sc.data(), true, e) == status::ok);
   CHECK(e[0] == 126);
   sc[3] = 0.3f;
-  CHECK(fp8_block_check_scales(s, sc.data(), true, e) == pack_status::code_out_of_range);
-  CHECK(fp8_block_check_scales(s, sc.data(), false) == pack_status::ok);
+  CHECK(fp8_block::check_scales(s, sc.data(), true, e) == status::code_out_of_range);
+  CHECK(fp8_block::check_scales(s, sc.data(), false) == status::ok);
 }
 
 TEST_CASE("dequantize_int4_word") {
@@ -432,8 +432,8 @@ TEST_CASE("pack_int32 4-bit rows (the 8-codes-per-word fast path): every field i
     }
     const std::int64_t wpl = (cols * 4 + 31) / 32;
     std::vector<std::uint32_t> ws(static_cast<std::size_t>(rows * wpl)), wu(ws.size());
-    REQUIRE(qnum::pack_int32(s.data(), rows, cols, 4, qnum::packed_dim::cols, ws.data()) == qnum::pack_status::ok);
-    REQUIRE(qnum::pack_int32(u.data(), rows, cols, 4, qnum::packed_dim::cols, wu.data()) == qnum::pack_status::ok);
+    REQUIRE(qnum::pack_int32(s.data(), rows, cols, 4, qnum::packed_dim::cols, ws.data()) == qnum::status::ok);
+    REQUIRE(qnum::pack_int32(u.data(), rows, cols, 4, qnum::packed_dim::cols, wu.data()) == qnum::status::ok);
     long bad = 0;
     for (std::int64_t r = 0; r < rows; ++r)
       for (std::int64_t c = 0; c < cols; ++c) {
@@ -447,7 +447,7 @@ TEST_CASE("pack_int32 4-bit rows (the 8-codes-per-word fast path): every field i
   }
 }
 
-TEST_CASE("ct_pack_weight_codes (qnum's two's complement codes) == ct_pack_weight of the sign-extended codes") {
+TEST_CASE("ct::pack_weight_codes (qnum's two's complement codes) == ct::pack_weight of the sign-extended codes") {
   for (int bits = 1; bits <= 8; ++bits)
     for (const std::int64_t k : {64, 72, 67, 1}) {
       const std::int64_t n = 3;
@@ -460,12 +460,12 @@ TEST_CASE("ct_pack_weight_codes (qnum's two's complement codes) == ct_pack_weigh
       }
       const std::int64_t words = n * ((k * bits + 31) / 32);
       std::vector<std::uint32_t> a(static_cast<std::size_t>(words)), b(a.size());
-      REQUIRE(qnum::ct_pack_weight(q.data(), n, k, bits, a.data()) == qnum::pack_status::ok);
-      REQUIRE(qnum::ct_pack_weight_codes(codes.data(), n, k, bits, b.data()) == qnum::pack_status::ok);
+      REQUIRE(qnum::ct::pack_weight(q.data(), n, k, bits, a.data()) == qnum::status::ok);
+      REQUIRE(qnum::ct::pack_weight_codes(codes.data(), n, k, bits, b.data()) == qnum::status::ok);
       CHECK_MESSAGE(a == b, "bits " << bits << " k " << k);
     }
   std::uint8_t bad[8] = {0x10, 0, 0, 0, 0, 0, 0, 0};
   std::uint32_t w[1];
-  CHECK(qnum::ct_pack_weight_codes(bad, 1, 8, 4, w) == qnum::pack_status::code_out_of_range);
-  CHECK(qnum::ct_pack_weight_codes(bad, 1, 8, 0, w) == qnum::pack_status::bad_bits);
+  CHECK(qnum::ct::pack_weight_codes(bad, 1, 8, 4, w) == qnum::status::code_out_of_range);
+  CHECK(qnum::ct::pack_weight_codes(bad, 1, 8, 0, w) == qnum::status::bad_bits);
 }

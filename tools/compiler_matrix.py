@@ -12,7 +12,7 @@ standard, with the build's own warning flags (-Wall -Wextra -Wpedantic, and -Wer
 entry, each one test case:
   headers    every public header alone (the build's header_checks sources, with their -Wconversion -Wshadow)
   tests      the host unit tests: tests/, the fuzz corpus replays (fuzz/), qnum-convert and its test
-             (tools/convert/)
+             (apps/qnum-convert/)
   examples   the host examples (examples/)
 All translation units are compiled by one ninja run in OUT_DIR (-j: QNUM_MATRIX_JOBS, default 2). Results
 go to OUT_DIR/testlog.json (meson's testlog shape: tools/test_summary.py counts them); exits 1 if any check
@@ -39,14 +39,14 @@ def group_of(path):
         return "headers"
     if rel.startswith("examples" + os.sep):
         return "examples"
-    if rel.startswith(("tests" + os.sep, "fuzz" + os.sep, os.path.join("tools", "convert") + os.sep)):
+    if rel.startswith(("tests" + os.sep, "fuzz" + os.sep, os.path.join("apps", "qnum-convert") + os.sep)):
         return "tests"
     return None
 
 
 # Flags that concern the object file, not the checks.
 DROP_WITH_ARG = {"-o", "-MQ", "-MF", "-MT"}
-# GCC-only switches that meson's get_supported_arguments adds for GCC (tools/convert): Clang rejects them.
+# GCC-only switches that meson's get_supported_arguments adds for GCC (apps/qnum-convert): Clang rejects them.
 GCC_ONLY = {"-Wno-maybe-uninitialized"}
 DROP = {"-c", "-MD", "-MMD", "-pipe", "-fdiagnostics-color=always", "-Winvalid-pch"}
 

@@ -2,9 +2,13 @@
 """Generate qnum's golden test vectors from independent implementations.
 
 Run once where the references are installed (see tools/golden-requirements.txt), commit the
-outputs under tests/data/. The test suite reads only those files; it never needs PyPI.
+outputs under tests/data/ (the library's) and apps/qnum-convert/tests/data/ (qnum-convert's). The test
+suites read only those files; they never need PyPI.
 
-    python3 tools/gen_golden.py [--out tests/data] [--only codecs,...]
+    python3 tools/gen_golden.py [--out DIR] [--only codecs,...]
+
+--out DIR writes every section under DIR instead of the source tree: the library's sections into DIR,
+convert into DIR/convert (to compare a fresh run with the committed files).
 
 Sections:
   codecs   ml_dtypes (jax-ml/ml_dtypes) decode tables for every code of every 4- and 8-bit format,
@@ -14,6 +18,8 @@ Sections:
   layouts  bit-packing layouts: compressed-tensors, gguf-py, torchao, GPTQ/AWQ/Marlin (see layouts()).
   groupquant  group quantization: slime, compressed-tensors, torchao affine + fake quant, torch fake
            quant (+learnable grads), DeepGEMM FP8 casts, torchao MX and NVFP4 (tests/data/groupquant.bin).
+  convert  qnum-convert's checkpoints and the compressed-tensors / DeepGEMM outputs for them
+           (apps/qnum-convert/tests/data/).
 """
 import argparse
 import os
@@ -588,7 +594,7 @@ def convert(out):
         "lm_head.weight": w(40, 128, torch.bfloat16),
         "model.layers.0.step": torch.tensor([3], dtype=torch.int64),
     }
-    d = os.path.join(out, "convert", "ckpt")
+    d = os.path.join(out, "ckpt")
     files = _write_sharded_ckpt(d, shard1, shard2, {"architectures": ["LlamaForCausalLM"], "hidden_size": 128,
                                             "torch_dtype": "bfloat16"})
 
@@ -613,7 +619,7 @@ def convert(out):
             m = name[: -len(".weight")]
             for key, val in comp.items():
                 res[m + "." + key] = val.contiguous()
-        path = os.path.join(out, "convert", "golden_w4a16_g%d_%s.safetensors" % (g, "sym" if sym else "asym"))
+        path = os.path.join(out, "golden_w4a16_g%d_%s.safetensors" % (g, "sym" if sym else "asym"))
         save_file(res, path)
         print("wrote", path, os.path.getsize(path), "bytes:", sorted({k.split(".")[-1] + ":" + str(v.dtype) for k, v in res.items()}))
 
@@ -625,7 +631,7 @@ def convert(out):
         q, sf = per_block_cast_to_fp8(wt)
         res[name] = q
         res[name[: -len(".weight")] + ".weight_scale_inv"] = sf.float().contiguous()
-    path = os.path.join(out, "convert", "golden_fp8_block.safetensors")
+    path = os.path.join(out, "golden_fp8_block.safetensors")
     save_file(res, path)
     print("wrote", path, os.path.getsize(path), "bytes")
 
@@ -633,16 +639,16 @@ def convert(out):
 
 
 def write_convert_golden(out, fmt, res, scheme, ct_format):
-    """tests/data/convert/golden_<fmt>.safetensors (the compressor's tensors) and golden_<fmt>_config.json
+    """golden_<fmt>.safetensors (the compressor's tensors) and golden_<fmt>_config.json
     (compressed-tensors' QuantizationConfig for the scheme, lm_head ignored)."""
     import json
     from compressed_tensors.quantization import QuantizationConfig
     from safetensors.torch import save_file
-    path = os.path.join(out, "convert", "golden_%s.safetensors" % fmt)
+    path = os.path.join(out, "golden_%s.safetensors" % fmt)
     save_file(res, path)
     print("wrote", path, os.path.getsize(path), "bytes:", sorted({k.split(".")[-1] + ":" + str(v.dtype) + str(list(v.shape)) for k, v in res.items() if "q_proj" in k}))
     cfg = QuantizationConfig(config_groups={"group_0": scheme}, format=ct_format, quantization_status="compressed", ignore=["lm_head"])
-    with open(os.path.join(out, "convert", "golden_%s_config.json" % fmt), "w") as f:
+    with open(os.path.join(out, "golden_%s_config.json" % fmt), "w") as f:
         json.dump(cfg.model_dump(), f, indent=2, default=str)
         f.write("\n")
 
@@ -775,7 +781,7 @@ def ct_model_free_flow(weights, scheme, fused=True):
 
 
 def convert_bf16_flow(out):
-    """qnum-convert --work-dtype bf16 and the fused NVFP4 global scales: a bf16 checkpoint (tests/data/convert/ckpt_bf16:
+    """qnum-convert --work-dtype bf16 and the fused NVFP4 global scales: a bf16 checkpoint (ckpt_bf16:
     two layers, q/k/v and gate/up of different magnitudes, v_proj of layer 1 in the second shard, an outlier, an
     all-zero row and a row of tiny values) and what compressed-tensors 0.20 writes for it (ct_model_free_flow on the
     bf16 weights: golden_bf16_<fmt>), plus NVFP4 on the fp32-upcast weights with fused global scales (golden_fused_nvfp4).
@@ -805,7 +811,7 @@ def convert_bf16_flow(out):
     shard2["model.layers.0.mlp.down_proj.weight"] = down
     shard2["model.layers.1.mlp.down_proj.weight"] = w(128, 96, 0.05)   # 96 columns: excluded from w4a16 g128
     shard2["model.norm.weight"] = torch.ones(128, dtype=torch.bfloat16)
-    d = os.path.join(out, "convert", "ckpt_bf16")
+    d = os.path.join(out, "ckpt_bf16")
     files = _write_sharded_ckpt(d, shard1, shard2, {"architectures": ["LlamaForCausalLM"], "hidden_size": 128,
                                             "tie_word_embeddings": True, "torch_dtype": "bfloat16"})
 
@@ -813,7 +819,7 @@ def convert_bf16_flow(out):
     g128 = {k: v for k, v in quant.items() if v.shape[1] % 128 == 0}
 
     def save(name, res):
-        path = os.path.join(out, "convert", name + ".safetensors")
+        path = os.path.join(out, name + ".safetensors")
         save_file(res, path)
         print("wrote", path, os.path.getsize(path), "bytes:",
               sorted({k.split(".")[-1] + ":" + str(v.dtype) for k, v in res.items()}))
@@ -852,12 +858,17 @@ def deepgemm_per_block_cast_to_fp8(x, use_ue8m0, ceil_to_ue8m0=None, gran_k=128)
 
 SECTIONS = {"codecs": codecs, "philox": philox, "layouts": layouts, "groupquant": groupquant}
 SECTIONS["convert"] = convert
+# Where each section writes by default, relative to the repository root; under --out DIR: DIR, and DIR/convert.
+ROOT = os.path.join(os.path.dirname(__file__), "..")
+DATA_DIRS = {name: os.path.join(ROOT, "tests", "data") for name in SECTIONS}
+DATA_DIRS["convert"] = os.path.join(ROOT, "apps", "qnum-convert", "tests", "data")
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
-    ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "tests", "data"))
+    ap.add_argument("--out", default=None, help="write under DIR instead of the source tree (convert: DIR/convert)")
     ap.add_argument("--only", default=",".join(SECTIONS))
     args = ap.parse_args()
-    os.makedirs(args.out, exist_ok=True)
     for name in args.only.split(","):
-        SECTIONS[name](args.out)
+        d = DATA_DIRS[name] if args.out is None else (os.path.join(args.out, "convert") if name == "convert" else args.out)
+        os.makedirs(d, exist_ok=True)
+        SECTIONS[name](d)

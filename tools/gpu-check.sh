@@ -17,7 +17,7 @@
 #               also bench/torch_compile_device.py (the torch.compile column, joined to qnum's CSV; a skip (77, no
 #               torch) or a failure is noted in bench.txt and never fails the stage; QNUM_BENCH_TORCH_ARGS: its
 #               extra arguments, e.g. --headline; QNUM_BENCH_TORCH_TIMEOUT: seconds, default 1800)
-#     convert   tools/convert/bench_convert.py --devices cpu,gpu on a generated 3 GB checkpoint
+#     convert   apps/qnum-convert/bench_convert.py --devices cpu,gpu on a generated 3 GB checkpoint
 #
 # A device command runs at most 10 minutes and a machine is given back 30 s after a call, with its build:
 # `build test sanitize` fit one call; `bench convert` another (each stage builds what it needs).
@@ -42,7 +42,7 @@ fi
 
 # Programs the stages run, relative to a build dir.
 device_tests=(test_codec_device test_dynamic_scale_device test_pack_device test_quantize_device)
-programs=(tools/convert/qnum-convert tools/convert/test_convert bench/qnum-bench-device examples/qnum-w4a16-matvec)
+programs=(apps/qnum-convert/qnum-convert apps/qnum-convert/tests/test_convert bench/qnum-bench-device examples/qnum-w4a16-matvec)
 for t in "${device_tests[@]}"; do programs+=("tests/gpu/$t"); done
 
 if [ "${1:-}" = prebuild ]; then
@@ -54,7 +54,7 @@ if [ "${1:-}" = prebuild ]; then
       -Dbenchmarks=auto -Dwerror=true -Dbuildtype=release || exit 1
   fi
   # nvcc's dependency files do not always name the headers: touch the sources so every program is current.
-  touch tests/gpu/*.cu bench/*.cu examples/*.cu tools/convert/*.cu
+  touch tests/gpu/*.cu bench/*.cu examples/*.cu apps/qnum-convert/src/*.cu
   ninja -C "$pb" "${programs[@]}" || exit 1
   rm -rf .devdeps/bin
   for p in "${programs[@]}"; do
@@ -108,7 +108,7 @@ ensure_build() {
     meson setup $bdir -Dcuda=enabled -Dgpu_arch="$arch" -Dtests=enabled -Dexhaustive=false -Dbenchmarks=disabled -Dwerror=true \
       -Dbuildtype=release "${inc[@]}" || return 1
   fi
-  local targets=(tools/convert/qnum-convert tools/convert/test_convert)
+  local targets=(apps/qnum-convert/qnum-convert apps/qnum-convert/tests/test_convert)
   for t in "${device_tests[@]}"; do targets+=("tests/gpu/$t"); done
   ninja -C $bdir "${targets[@]}"
 }
@@ -130,8 +130,8 @@ for stage in "${stages[@]}"; do
           $bdir/tests/gpu/$t >> "$log" 2>&1 || { echo "---- FAILED (exit $?): $t" >> "$log"; bad=1; }
         done
         echo "---- test_convert --gpu" >> "$log"
-        QNUM_TEST_DATA_DIR=$root/tests/data QNUM_CONVERT_EXE=$root/$bdir/tools/convert/qnum-convert \
-          $bdir/tools/convert/test_convert --gpu >> "$log" 2>&1 || { echo "---- FAILED (exit $?): test_convert" >> "$log"; bad=1; }
+        QNUM_TEST_DATA_DIR=$root/apps/qnum-convert/tests/data QNUM_CONVERT_EXE=$root/$bdir/apps/qnum-convert/qnum-convert \
+          $bdir/apps/qnum-convert/tests/test_convert --gpu >> "$log" 2>&1 || { echo "---- FAILED (exit $?): test_convert" >> "$log"; bad=1; }
         echo "---- qnum-w4a16-matvec" >> "$log"
         $bdir/examples/qnum-w4a16-matvec >> "$log" 2>&1 || { echo "---- FAILED (exit $?): qnum-w4a16-matvec" >> "$log"; bad=1; }
         if [ $bad = 0 ]; then note test ok; else note test "FAILED (see test.txt)"; fi
@@ -156,11 +156,11 @@ for stage in "${stages[@]}"; do
       for t in test_quantize_device test_dynamic_scale_device; do
         runs+=("racecheck $bdir/tests/gpu/$t" "synccheck $bdir/tests/gpu/$t")
       done
-      ckpt=tests/data/convert/ckpt
+      ckpt=apps/qnum-convert/tests/data/ckpt
       for f in w4a16 fp8-block fp8-channel fp8-tensor nvfp4 mxfp4; do
-        runs+=("memcheck $bdir/tools/convert/qnum-convert --no-progress --device gpu --format $f $ckpt $bdir/sanitize-out-$f")
+        runs+=("memcheck $bdir/apps/qnum-convert/qnum-convert --no-progress --device gpu --format $f $ckpt $bdir/sanitize-out-$f")
       done
-      runs+=("memcheck $bdir/tools/convert/qnum-convert --no-progress --device gpu --format w4a16 --group 32 --asym $ckpt $bdir/sanitize-out-asym")
+      runs+=("memcheck $bdir/apps/qnum-convert/qnum-convert --no-progress --device gpu --format w4a16 --group 32 --asym $ckpt $bdir/sanitize-out-asym")
       for r in "${runs[@]}"; do
         read -r tool cmd <<< "$r"
         rm -rf $bdir/sanitize-out-*
@@ -194,7 +194,7 @@ for stage in "${stages[@]}"; do
       ;;
     convert)
       ensure_build > /dev/null 2>&1
-      if python3 tools/convert/bench_convert.py --exe $bdir/tools/convert/qnum-convert --gb 3 --shards 4 \
+      if python3 apps/qnum-convert/bench_convert.py --exe $bdir/apps/qnum-convert/qnum-convert --gb 3 --shards 4 \
            --formats w4a16,fp8-block,fp8-channel,fp8-tensor,nvfp4,mxfp4 --threads "$(nproc)" --devices cpu,gpu > "$log" 2>&1; then
         note convert ok
       else

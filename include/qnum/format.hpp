@@ -150,4 +150,33 @@ struct fp16 : detail::float_format_base<5, 10, 15, true, special_encoding::ieee>
 template <class Format>
 using code_t = typename Format::code_type;
 
+// The storage type of a float tensor, scale or working precision, named as the format types are. A value
+// of dtype is the run-time form of a format type (dtype_of<bf16> == dtype::bf16); each entry point says
+// which values it takes (tensors and working precision: fp32, bf16, fp16; scales: all five).
+enum class dtype : int { fp32, bf16, fp16, e8m0, ue4m3 };
+
+template <class T>
+struct dtype_of_t;
+template <>
+struct dtype_of_t<float> { static constexpr dtype value = dtype::fp32; };
+template <>
+struct dtype_of_t<bf16> { static constexpr dtype value = dtype::bf16; };
+template <>
+struct dtype_of_t<fp16> { static constexpr dtype value = dtype::fp16; };
+template <>
+struct dtype_of_t<e8m0> { static constexpr dtype value = dtype::e8m0; };
+template <>
+struct dtype_of_t<ue4m3> { static constexpr dtype value = dtype::ue4m3; };
+// dtype_of<float> (fp32), dtype_of<bf16>, dtype_of<fp16>, dtype_of<e8m0>, dtype_of<ue4m3>.
+template <class T>
+inline constexpr dtype dtype_of = dtype_of_t<T>::value;
+
+// Bytes of one value: 4 (fp32), 2 (bf16, fp16), 1 (e8m0, ue4m3).
+QNUM_HD constexpr int dtype_bytes(dtype t) {
+  return t == dtype::fp32 ? 4 : (t == dtype::bf16 || t == dtype::fp16) ? 2 : 1;
+}
+QNUM_HD constexpr const char* to_string(dtype t) {
+  return t == dtype::fp32 ? "fp32" : t == dtype::bf16 ? "bf16" : t == dtype::fp16 ? "fp16" : t == dtype::e8m0 ? "e8m0" : "ue4m3";
+}
+
 QNUM_END_NAMESPACE

@@ -14,7 +14,7 @@ inline constexpr scheme<qint4> slime_int4_qat = symmetric_restricted<qint4>().ep
 // slime CUDA kernel / checkpoint (fake_int4_quant_cuda + pack_layer): s = max(amax * (1/7), 1e-5),
 // codes decided with the fp32 scale, scale stored as bf16.
 inline constexpr scheme<qint4> slime_int4_checkpoint =
-    symmetric_restricted<qint4>().eps_floor(1e-5f).scale_multiply().stored_as(scale_storage::bf16).codes_from_fp32_scale();
+    symmetric_restricted<qint4>().eps_floor(1e-5f).scale_multiply().stored_as(dtype::bf16).codes_from_fp32_scale();
 
 // compressed-tensors W4A16 (minmax observer, calculate_qparams + _quantize/_dequantize) on fp32 weights:
 // sym s = amax / 7.5 (zero -> finfo(fp32).eps), q = clamp then round(x / s). Scale dtype fp32.
@@ -23,7 +23,7 @@ inline constexpr scheme<qint4> ct_w4a16_sym = symmetric_full<qint4>().eps_zero_t
 // the eps rule comes after the rounding: a scale that is 0 in bf16 (all-zero group, or amax / 7.5 below bf16's
 // smallest subnormal) becomes finfo(bf16).eps = 2^-7. (With an fp32 scale the two orders agree.)
 inline constexpr scheme<qint4> ct_w4a16_sym_bf16 =
-    symmetric_full<qint4>().stored_as(scale_storage::bf16).eps_zero_to(0.0078125f).eps_after_storage();
+    symmetric_full<qint4>().stored_as(dtype::bf16).eps_zero_to(0.0078125f).eps_after_storage();
 // compressed-tensors asym: s = (max' - min') / 15, z = round(clamp(-8 - min'/s)) (with the fp32 scale),
 // q = round(clamp(x / s + z)).
 inline constexpr scheme<qint4> ct_w4a16_asym =
@@ -73,7 +73,7 @@ inline constexpr group_shape mx_block = group_size(32);
 
 // NVFP4 (torchao nvfp4_quantize): block 1x16, s = clamp(amax / 6 [/ per_tensor], 2^-6, 448) -> UE4M3,
 // e2m1 = RNE(x * ((1/per_tensor) / s)). Per-tensor scale amax_tensor / (448 * 6) passed as outer_scale.
-inline constexpr scheme<fp4_e2m1> nvfp4 = float_amax<fp4_e2m1>().eps_floor(0.015625f).stored_as(scale_storage::ue4m3).x_multiply();
+inline constexpr scheme<fp4_e2m1> nvfp4 = float_amax<fp4_e2m1>().eps_floor(0.015625f).stored_as(dtype::ue4m3).x_multiply();
 inline constexpr group_shape nvfp4_block = group_size(16);
 // NVFP4 per-tensor scale as torchao computes it: amax / (448 * 6) (fp32 divide).
 QNUM_HD float nvfp4_tensor_scale(float amax) { return detail::div_rn(amax, 2688.0f); }
@@ -129,6 +129,65 @@ QNUM_HD group_params ct_mxfp4_params(float amax_block) {
   const int code = e <= 2 ? 0 : (e - 2 > 254 ? 254 : e - 2);
   return ct_mxfp4_params_from_code(static_cast<std::uint32_t>(code));
 }
+
+// Elements per compressed-tensors FP4 group: 16 for NVFP4 (E4M3 weight_scale), 32 for MXFP4 (E8M0 weight_scale).
+QNUM_HD constexpr int ct_fp4_group_size(bool is_nvfp4) { return is_nvfp4 ? 16 : 32; }
+
+// The same compressed-tensors 0.20 rules on a bf16 weight (llm-compressor's flow on the CPU, where torch computes
+// in the weight's dtype), the `_bf16_work` presets:
+// NVFP4 weight_global_scale: generate_gparam on the bf16 absmax, 2688 / a evaluated by torch in bf16 as
+// bf16(bf16(1 / a) * 2688) (each step an fp32 operation rounded to bf16, RNE; a = max(amax_tensor,
+// finfo(bf16).tiny = 2^-126)); an infinite result is 1. Stored as fp32, so always a bf16 value.
+QNUM_HD float ct_nvfp4_global_scale_bf16_work(float amax_tensor) {
+  const float a = amax_tensor < 1.17549435e-38f ? 1.17549435e-38f : amax_tensor;
+  const float r = detail::to_work(detail::div_rn(1.0f, a), dtype::bf16);
+  const float g = detail::to_work(detail::mul_rn(r, 2688.0f), dtype::bf16);
+  return detail::is_nonfinite(g) ? 1.0f : g;
+}
+// ct_nvfp4_global_scale (fp32 weight) or ct_nvfp4_global_scale_bf16_work (bf16_work), for a run-time choice.
+QNUM_HD float ct_nvfp4_global_scale(float amax_tensor, bool bf16_work) {
+  return bf16_work ? ct_nvfp4_global_scale_bf16_work(amax_tensor) : ct_nvfp4_global_scale(amax_tensor);
+}
+// NVFP4 block parameters on a bf16 weight: amax_block / 6 rounded to bf16 (calculate_qparams in the weight's
+// dtype), times the fp32 global scale in fp32 (type promotion), then ct_nvfp4_params_from_scale's e4m3 storage
+// (0 -> 0.125). The codes are unchanged: compressed-tensors divides the bf16 weight by the fp32 scale / g, which
+// is ct_fp4's x / code_scale on the bf16 value read as fp32.
+QNUM_HD group_params ct_nvfp4_params_bf16_work(float amax_block, float global_scale) {
+  return ct_nvfp4_params_from_scale(
+      detail::mul_rn(global_scale, detail::to_work(detail::div_rn(amax_block, 6.0f), dtype::bf16)), global_scale);
+}
+// One FP4 group's parameters from its amax, for a run-time format: NVFP4 (is_nvfp4, with the tensor's or its fused
+// group's weight_global_scale) ct_nvfp4_params / ct_nvfp4_params_bf16_work; MXFP4 ct_mxfp4_params (global_scale
+// unused), the same on a bf16 weight: its power-of-two scale comes from the amax bits (a bf16 amax + 2^5 in bf16
+// units is the fp32 rule's + 2^21) and x / 2^k is exact.
+QNUM_HD group_params ct_fp4_params(bool is_nvfp4, float amax_block, float global_scale, bool bf16_work = false) {
+  if (!is_nvfp4) return ct_mxfp4_params(amax_block);
+  return bf16_work ? ct_nvfp4_params_bf16_work(amax_block, global_scale) : ct_nvfp4_params(amax_block, global_scale);
+}
+// compressed-tensors' E2M1 sign rule, applied to n codes of ct_fp4 (quantize_value / quantize_row with p) for the
+// elements x: its cast_to_fp4 takes the sign from torch.sign(x / s), so a quotient x / code_scale (fp32 divide)
+// that is exactly -0 (a -0.0 weight, or a negative one whose quotient underflows) is code 0x0, where
+// quantize_value keeps the sign (0x8). Every other code is left as it is: a negative quotient that rounds to zero
+// is 0x8 in both; NaN never matches. x is fp32 (`const float*`) or 16-bit bits of type t, as for quantize_row.
+template <class T>
+QNUM_HD void ct_fp4_zero_sign(const group_params& p, const T* x, std::int64_t n, std::uint8_t* codes,
+                              dtype t = sizeof(T) == 2 ? dtype::bf16 : dtype::fp32) {
+  for (std::int64_t i = 0; i < n; ++i)
+    if (codes[i] == 0x8u && detail::div_rn(detail::load_elem(x + i, t), p.code_scale) == 0.0f) codes[i] = 0;
+}
+
+// W4A16 and FP8 on a bf16 weight (--work-dtype bf16 of qnum-convert): every step in bf16 as torch computes on a
+// bf16 weight (scale formula, x / s, + z, each fp32 operation rounded to bf16), scales stored as bf16 (the
+// weight's dtype: the scale parameters take it), the eps rule on the stored scale with finfo(bf16).eps = 2^-7.
+// Symmetric W4A16: s = bf16(amax / 7.5), 0 -> 2^-7, q = round(bf16(x / s)).
+inline constexpr scheme<qint4> ct_w4a16_sym_bf16_work = ct_w4a16_sym_bf16.in_work(dtype::bf16);
+// Asymmetric W4A16: s = bf16(bf16(max' - min') / 15), z = round(bf16(-8 - bf16(min' / s))),
+// q = round(bf16(bf16(x / s) + z)); weight_scale bf16.
+inline constexpr scheme<qint4> ct_w4a16_asym_bf16_work =
+    ct_w4a16_asym.stored_as(dtype::bf16).eps_zero_to(0.0078125f).eps_after_storage().in_work(dtype::bf16);
+// FP8 channel / tensor: s = bf16(amax / 448), 0 -> 2^-7, e4m3 = satfinite RNE(bf16(x / s)); weight_scale bf16.
+inline constexpr scheme<fp8_e4m3> ct_fp8_bf16_work =
+    ct_fp8.stored_as(dtype::bf16).eps_zero_to(0.0078125f).eps_after_storage().in_work(dtype::bf16);
 
 }  // namespace presets
 QNUM_END_NAMESPACE

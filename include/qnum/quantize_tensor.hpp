@@ -7,7 +7,7 @@
 //   row_stats(x, n), quantize_row(scheme, params, x, n, codes)               building blocks (see below)
 //
 // Views are row-major with a row stride in elements (>= cols), int64 sizes and indexing. Inputs are
-// fp32 (`const float*`), bf16 or fp16 bits (`const std::uint16_t*` with tensor_type::bf16 / fp16); outputs
+// fp32 (`const float*`), bf16 or fp16 bits (`const std::uint16_t*` with dtype::bf16 / fp16); outputs
 // of dequantize/fake_quantize likewise (bf16/fp16 rounded RNE from the fp32 result). Codes are one
 // code_t<F> byte per element (integer formats: two's complement in the low F::bits bits). Scales are
 // stored in scheme.store's type (4, 2 or 1 bytes per scale: scale_view.elem_bytes must match), one per
@@ -36,42 +36,34 @@
 #include "qnum/random.hpp"
 #include "qnum/scale.hpp"
 #include "qnum/static_scheme.hpp"
+#include "qnum/status.hpp"
 
 QNUM_BEGIN_NAMESPACE
-
-enum class status : int {
-  ok = 0,
-  null_pointer,
-  bad_shape,         // negative rows/cols
-  bad_stride,        // row_stride < cols (for rows > 1) or negative
-  bad_group_size,    // group rows/cols < 0 (0 means "whole extent")
-  bad_scale_buffer,  // scale/zero view shape or element size does not match the groups
-};
-
-QNUM_HD constexpr const char* to_string(status s) {
-  return s == status::ok ? "ok" : s == status::null_pointer ? "null_pointer" : s == status::bad_shape ? "bad_shape"
-       : s == status::bad_stride ? "bad_stride" : s == status::bad_group_size ? "bad_group_size" : "bad_scale_buffer";
-}
-
-enum class tensor_type : int { fp32, bf16, fp16 };
 
 // A 2-D strided view. T is float, std::uint16_t (bf16/fp16 bits), std::uint8_t (codes) or std::int32_t.
 template <class T>
 struct matrix_view {
   T* data = nullptr;
   std::int64_t rows = 0, cols = 0, row_stride = 0;
-  tensor_type type = tensor_type::fp32;  // meaning of 16-bit elements
+  dtype type = dtype::fp32;  // meaning of 16-bit elements
   // A view of mutable elements converts to the read-only view the entry points take.
   template <class U = T, std::enable_if_t<!std::is_const<U>::value, int> = 0>
   constexpr operator matrix_view<const U>() const { return {data, rows, cols, row_stride, type}; }
 };
 template <class T>
 constexpr matrix_view<T> view(T* data, std::int64_t rows, std::int64_t cols, std::int64_t row_stride = -1,
-                              tensor_type t = sizeof(T) == 2 ? tensor_type::bf16 : tensor_type::fp32) {
+                              dtype t = sizeof(T) == 2 ? dtype::bf16 : dtype::fp32) {
   return {data, rows, cols, row_stride < 0 ? cols : row_stride, t};
 }
+// 16-bit elements named by their format: view<fp16>(bits, rows, cols) == view(bits, rows, cols, -1, dtype::fp16).
+template <class F, class T,
+          std::enable_if_t<(std::is_same<F, bf16>::value || std::is_same<F, fp16>::value) &&
+                               std::is_same<std::remove_const_t<T>, std::uint16_t>::value, int> = 0>
+constexpr matrix_view<T> view(T* data, std::int64_t rows, std::int64_t cols, std::int64_t row_stride = -1) {
+  return {data, rows, cols, row_stride < 0 ? cols : row_stride, dtype_of<F>};
+}
 
-// Scale storage view: elem_bytes must equal scale_bytes(scheme.store).
+// Scale storage view: elem_bytes must equal dtype_bytes(scheme.store).
 struct scale_view {
   void* data = nullptr;
   std::int64_t rows = 0, cols = 0, row_stride = 0;
@@ -108,23 +100,19 @@ QNUM_HD constexpr scale_extent scale_shape(std::int64_t rows, std::int64_t cols,
   return {(rows + gr - 1) / gr, (cols + gc - 1) / gc};
 }
 
-enum class rounding_mode : int { nearest_even, stochastic };
-struct rounding {
-  rounding_mode mode = rounding_mode::nearest_even;
-  std::uint64_t seed = 0;
-};
-constexpr rounding nearest() { return {}; }
-constexpr rounding stochastic_seed(std::uint64_t seed) { return {rounding_mode::stochastic, seed}; }
-
 namespace detail {
 
-QNUM_HD float load_elem(const float* p, tensor_type) { return *p; }
-QNUM_HD float load_elem(const std::uint16_t* p, tensor_type t) { return t == tensor_type::fp16 ? from_fp16(*p) : from_bf16(*p); }
-QNUM_HD void store_elem(float* p, tensor_type, float v) { *p = v; }
-QNUM_HD void store_elem(std::uint16_t* p, tensor_type t, float v) { *p = t == tensor_type::fp16 ? to_fp16(v) : to_bf16(v); }
+QNUM_HD float load_elem(const float* p, dtype) { return *p; }
+QNUM_HD float load_elem(const std::uint16_t* p, dtype t) { return t == dtype::fp16 ? from_fp16(*p) : from_bf16(*p); }
+QNUM_HD void store_elem(float* p, dtype, float v) { *p = v; }
+QNUM_HD void store_elem(std::uint16_t* p, dtype t, float v) { *p = t == dtype::fp16 ? to_fp16(v) : to_bf16(v); }
 
 template <class T>
 status check_view(const matrix_view<T>& v) {
+  // Float tensors: fp32 in float, bf16 / fp16 in 16-bit elements (codes and zero points carry no dtype).
+  if (std::is_same<std::remove_const_t<T>, float>::value && v.type != dtype::fp32) return status::bad_type;
+  if (std::is_same<std::remove_const_t<T>, std::uint16_t>::value && v.type != dtype::bf16 && v.type != dtype::fp16)
+    return status::bad_type;
   if (v.rows < 0 || v.cols < 0) return status::bad_shape;
   if (v.rows == 0 || v.cols == 0) return status::ok;
   if (v.data == nullptr) return status::null_pointer;
@@ -133,7 +121,7 @@ status check_view(const matrix_view<T>& v) {
 }
 
 inline status make_grid(std::int64_t rows, std::int64_t cols, group_shape g, grid& out) {
-  if (g.rows < 0 || g.cols < 0) return status::bad_group_size;
+  if (g.rows < 0 || g.cols < 0) return status::bad_group;
   out.gr = g.rows == 0 ? (rows > 0 ? rows : 1) : g.rows;
   out.gc = g.cols == 0 ? (cols > 0 ? cols : 1) : g.cols;
   const scale_extent e = scale_shape(rows, cols, g);
@@ -189,12 +177,12 @@ constexpr bool lane_type() {
 }
 template <class T>
 bool lane_view(const matrix_view<T>& v) {
-  return QNUM_HOST_SIMD && lane_type<T>() && (sizeof(T) == 4 || v.type == tensor_type::bf16);
+  return QNUM_HOST_SIMD && lane_type<T>() && (sizeof(T) == 4 || v.type == dtype::bf16);
 }
 // Whether groups of scheme s with rounding rd may take the lanes (per group, simd::group_covered too).
 template <class F>
 constexpr bool lane_scheme(const scheme<F>& s, const rounding& rd) {
-  return QNUM_HOST_SIMD && rd.mode == rounding_mode::nearest_even && s.work == work_dtype::fp32;
+  return QNUM_HOST_SIMD && rd.mode == rounding_mode::nearest_even && s.work == dtype::fp32;
 }
 
 template <class F, class T>
@@ -236,7 +224,7 @@ status prepare_groups(const scheme<F>& s, std::int64_t rows, std::int64_t cols, 
   if (status e = make_grid(rows, cols, groups, g); e != status::ok) return e;
   empty = rows == 0 || cols == 0;
   if (empty) return status::ok;
-  if (status e = check_scales(scales, g, scale_bytes(s.store)); e != status::ok) return e;
+  if (status e = check_scales(scales, g, dtype_bytes(s.store)); e != status::ok) return e;
   return check_zeros(zeros, g, s.kind == scheme_kind::asymmetric);
 }
 
@@ -264,7 +252,7 @@ group_params group_params_stored(const scheme<F>& s, const matrix_view<const T>&
 // quantize_value(s, p, x[i], rne) for i < n. x is fp32 (`const float*`) or 16-bit bits of type t.
 // Both take the SIMD lanes where quantize() would.
 template <class T>
-group_stats row_stats(const T* x, std::int64_t n, tensor_type t = sizeof(T) == 2 ? tensor_type::bf16 : tensor_type::fp32) {
+group_stats row_stats(const T* x, std::int64_t n, dtype t = sizeof(T) == 2 ? dtype::bf16 : dtype::fp32) {
   const matrix_view<const T> v{x, 1, n, n, t};
   detail::grid g;
   g.gr = 1;
@@ -274,10 +262,10 @@ group_stats row_stats(const T* x, std::int64_t n, tensor_type t = sizeof(T) == 2
 }
 template <class F, class T>
 void quantize_row(const scheme<F>& s, const group_params& p, const T* x, std::int64_t n, std::uint8_t* codes,
-                  tensor_type t = sizeof(T) == 2 ? tensor_type::bf16 : tensor_type::fp32) {
+                  dtype t = sizeof(T) == 2 ? dtype::bf16 : dtype::fp32) {
 #if QNUM_HOST_SIMD
   if constexpr (detail::simd::format_covered<F>() && detail::lane_type<T>()) {
-    if (detail::lane_scheme(s, nearest()) && (sizeof(T) == 4 || t == tensor_type::bf16) && detail::simd::group_covered(s, p) &&
+    if (detail::lane_scheme(s, nearest_even()) && (sizeof(T) == 4 || t == dtype::bf16) && detail::simd::group_covered(s, p) &&
         detail::simd::dispatch([&](auto e) { decltype(e)::quantize_row(s, p, x, n, codes); }))
       return;
   }
@@ -361,7 +349,7 @@ status dequantize(const scheme<F>& s, matrix_view<const std::uint8_t> codes, gro
   detail::grid g;
   if (status e = detail::make_grid(out.rows, out.cols, groups, g); e != status::ok) return e;
   if (out.rows == 0 || out.cols == 0) return status::ok;
-  if (status e = detail::check_scales(scales, g, scale_bytes(s.store)); e != status::ok) return e;
+  if (status e = detail::check_scales(scales, g, dtype_bytes(s.store)); e != status::ok) return e;
   const bool asym = s.kind == scheme_kind::asymmetric;
   if (asym) {
     if (zeros.data == nullptr) return status::null_pointer;
@@ -373,7 +361,7 @@ status dequantize(const scheme<F>& s, matrix_view<const std::uint8_t> codes, gro
   };
 #if QNUM_HOST_SIMD
   if constexpr (detail::simd::format_covered<F>() && detail::lane_type<T>()) {
-    if (s.work == work_dtype::fp32 && detail::lane_view(out)) {
+    if (s.work == dtype::fp32 && detail::lane_view(out)) {
       const detail::simd::group_grid lg{g, out.rows, out.cols, codes.row_stride, out.row_stride};
       if (detail::simd::dispatch([&](auto e) { decltype(e)::template dequantize_groups<F>(codes.data, lg, out.data, params); }))
         return status::ok;
@@ -459,7 +447,7 @@ status fake_quantize(const S& s, matrix_view<T> in, group_shape groups, matrix_v
 }
 template <class S, class T, class U>
 status fake_quantize(const S& s, matrix_view<T> in, group_shape groups, matrix_view<U> out, float outer_scale) {
-  return fake_quantize(s, matrix_view<const T>(in), groups, out, nearest(), outer_scale);
+  return fake_quantize(s, matrix_view<const T>(in), groups, out, nearest_even(), outer_scale);
 }
 template <class S, class T, std::enable_if_t<!std::is_const<T>::value, int> = 0>
 status dequantize(const S& s, matrix_view<const std::uint8_t> codes, group_shape groups, scale_view scales,

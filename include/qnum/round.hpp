@@ -34,6 +34,17 @@ inline constexpr round_toward_zero rtz{};
 inline constexpr round_away_from_zero raz{};
 QNUM_HD constexpr round_stochastic stochastic(std::uint32_t random_bits) { return {random_bits}; }
 
+// Rounding of a whole call (a tensor, a gradient step, an optimizer step): nearest even, or stochastic
+// with element i of the call taking random bits from the Philox stream of `seed` (random.hpp; each entry
+// point documents its index). Per element this is rne or stochastic(random_bits(seed, i)).
+enum class rounding_mode : int { nearest_even, stochastic };
+struct rounding {
+  rounding_mode mode = rounding_mode::nearest_even;
+  std::uint64_t seed = 0;
+};
+QNUM_HD constexpr rounding nearest_even() { return {}; }
+QNUM_HD constexpr rounding stochastic_seed(std::uint64_t seed) { return {rounding_mode::stochastic, seed}; }
+
 // Overflow policy for float formats. saturate_finite: overflow and +-Inf give +-max finite
 // (cvt.satfinite). no_saturate: overflow gives +-Inf where the format has Inf, else NaN.
 struct saturate_finite {};

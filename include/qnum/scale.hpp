@@ -48,13 +48,6 @@ enum class scheme_kind : int { symmetric_restricted, symmetric_full, asymmetric,
 enum class scale_op : int { divide, multiply };
 enum class eps_mode : int { none, floor, zero_to_eps };
 enum class pow2_rule : int { none, ceil_pow2, mx_floor, mx_rceil };
-enum class scale_storage : int { fp32, bf16, fp16, e8m0, ue4m3 };
-enum class work_dtype : int { fp32, bf16, fp16 };
-
-// Bytes of one stored scale.
-QNUM_HD constexpr int scale_bytes(scale_storage s) {
-  return s == scale_storage::fp32 ? 4 : (s == scale_storage::bf16 || s == scale_storage::fp16) ? 2 : 1;
-}
 
 // A quantization scheme for element format Format. Build with the factory functions below and the
 // chainable modifiers, e.g.  qnum::symmetric_restricted<qnum::qint4>().eps_floor(1e-5f).scale_multiply().
@@ -66,31 +59,34 @@ struct scheme {
   eps_mode eps_rule = eps_mode::none;
   float eps = 0.0f;
   pow2_rule pow2 = pow2_rule::none;
-  scale_storage store = scale_storage::fp32;
+  dtype store = dtype::fp32;
   bool codes_from_stored = true;
   scale_op x_by = scale_op::divide;
-  work_dtype work = work_dtype::fp32;
+  dtype work = dtype::fp32;
   bool zero_first = false;
   bool zero_subtract_first = false;  // z = round(qmin - min'/s) (compressed-tensors) vs qmin - round(min'/s)
   bool eps_on_stored = false;        // the eps rule applies to the stored scale (after storage rounding)
 
-  constexpr scheme with_eps_floor(float e) const { scheme r = *this; r.eps_rule = eps_mode::floor; r.eps = e; return r; }
-  constexpr scheme eps_floor(float e) const { return with_eps_floor(e); }
+  constexpr scheme eps_floor(float e) const { scheme r = *this; r.eps_rule = eps_mode::floor; r.eps = e; return r; }
   constexpr scheme eps_zero_to(float e) const { scheme r = *this; r.eps_rule = eps_mode::zero_to_eps; r.eps = e; return r; }
   constexpr scheme scale_multiply() const { scheme r = *this; r.scale_by = scale_op::multiply; return r; }
   constexpr scheme scale_divide() const { scheme r = *this; r.scale_by = scale_op::divide; return r; }
   constexpr scheme x_multiply() const { scheme r = *this; r.x_by = scale_op::multiply; return r; }
   constexpr scheme x_divide() const { scheme r = *this; r.x_by = scale_op::divide; return r; }
-  constexpr scheme stored_as(scale_storage s) const { scheme r = *this; r.store = s; return r; }
+  constexpr scheme stored_as(dtype s) const { scheme r = *this; r.store = s; return r; }
+  template <class S>  // a format type: stored_as<bf16>() == stored_as(dtype::bf16)
+  constexpr scheme stored_as() const { return stored_as(dtype_of<S>); }
   constexpr scheme codes_from_fp32_scale() const { scheme r = *this; r.codes_from_stored = false; return r; }
   constexpr scheme codes_from_stored_scale() const { scheme r = *this; r.codes_from_stored = true; return r; }
   constexpr scheme with_pow2(pow2_rule p) const {
     scheme r = *this;
     r.pow2 = p;
-    if (p == pow2_rule::mx_floor || p == pow2_rule::mx_rceil) r.store = scale_storage::e8m0;
+    if (p == pow2_rule::mx_floor || p == pow2_rule::mx_rceil) r.store = dtype::e8m0;
     return r;
   }
-  constexpr scheme in_work(work_dtype w) const { scheme r = *this; r.work = w; return r; }
+  constexpr scheme in_work(dtype w) const { scheme r = *this; r.work = w; return r; }
+  template <class W>  // in_work<bf16>() == in_work(dtype::bf16)
+  constexpr scheme in_work() const { return in_work(dtype_of<W>); }
   constexpr scheme zero_before_round() const { scheme r = *this; r.zero_first = true; return r; }
   constexpr scheme zero_round_after_subtract() const { scheme r = *this; r.zero_subtract_first = true; return r; }
   constexpr scheme eps_after_storage() const { scheme r = *this; r.eps_on_stored = true; return r; }
@@ -215,9 +211,9 @@ struct group_params {
 namespace detail {
 
 // Round an fp32 result to the working dtype (torch's bf16/fp16 tensor arithmetic: compute in fp32, round).
-QNUM_HD float to_work(float x, work_dtype w) {
-  if (w == work_dtype::bf16) return from_bf16(to_bf16(x));
-  if (w == work_dtype::fp16) return from_fp16(to_fp16(x));
+QNUM_HD float to_work(float x, dtype w) {
+  if (w == dtype::bf16) return from_bf16(to_bf16(x));
+  if (w == dtype::fp16) return from_fp16(to_fp16(x));
   return x;
 }
 
@@ -260,22 +256,22 @@ QNUM_HD constexpr int emax_elem() {  // floor(log2(max_value)) of a float elemen
 }
 
 // The value of stored scale code `code` in storage st.
-QNUM_HD float scale_value(scale_storage st, std::uint32_t code) {
+QNUM_HD float scale_value(dtype st, std::uint32_t code) {
   switch (st) {
-    case scale_storage::bf16: return from_bf16(static_cast<std::uint16_t>(code));
-    case scale_storage::fp16: return from_fp16(static_cast<std::uint16_t>(code));
-    case scale_storage::ue4m3: return decode<ue4m3>(code);
-    case scale_storage::e8m0: return pow2_from_biased(static_cast<int>(code));
+    case dtype::bf16: return from_bf16(static_cast<std::uint16_t>(code));
+    case dtype::fp16: return from_fp16(static_cast<std::uint16_t>(code));
+    case dtype::ue4m3: return decode<ue4m3>(code);
+    case dtype::e8m0: return pow2_from_biased(static_cast<int>(code));
     default: return bits_to_float(code);
   }
 }
 // Round scale x into storage st: the stored value, its bits in `code`.
-QNUM_HD float store_scale(scale_storage st, float x, std::uint32_t& code) {
+QNUM_HD float store_scale(dtype st, float x, std::uint32_t& code) {
   switch (st) {
-    case scale_storage::bf16: code = encode<bf16>(x, rne, satfinite); break;
-    case scale_storage::fp16: code = encode<fp16>(x, rne, satfinite); break;
-    case scale_storage::ue4m3: code = encode<ue4m3>(x, rne, satfinite); break;
-    case scale_storage::e8m0: code = encode<e8m0>(x, rtz, satfinite); break;
+    case dtype::bf16: code = encode<bf16>(x, rne, satfinite); break;
+    case dtype::fp16: code = encode<fp16>(x, rne, satfinite); break;
+    case dtype::ue4m3: code = encode<ue4m3>(x, rne, satfinite); break;
+    case dtype::e8m0: code = encode<e8m0>(x, rtz, satfinite); break;
     default: code = float_to_bits(x); break;
   }
   return scale_value(st, code);
@@ -294,7 +290,7 @@ template <class F>
 QNUM_HD group_params compute_params(const scheme<F>& s, const group_stats& st, float outer = 0.0f) {
   using namespace detail;
   group_params p;
-  const work_dtype w = s.work;
+  const dtype w = s.work;
   const float minp = st.min < 0.0f ? st.min : 0.0f;
   const float maxp = st.max > 0.0f ? st.max : 0.0f;
 
@@ -306,7 +302,7 @@ QNUM_HD group_params compute_params(const scheme<F>& s, const group_stats& st, f
     float m = st.amax > 0.0f ? div_rn(F::max_value, st.amax) : 1.0f;
     if (is_nonfinite(m)) m = flt_max;
     if (s.pow2 == pow2_rule::ceil_pow2) m = bits_to_float(float_to_bits(m) & 0xFF800000u);  // truncate mantissa
-    if (s.store == scale_storage::fp32 && outer == 0.0f) {  // TE itself: codes from m, scale_inv = 1/m
+    if (s.store == dtype::fp32 && outer == 0.0f) {  // TE itself: codes from m, scale_inv = 1/m
       p.inv = m;
       p.scale = div_rn(1.0f, m);
       p.code_scale = p.scale;
@@ -323,7 +319,7 @@ QNUM_HD group_params compute_params(const scheme<F>& s, const group_stats& st, f
     const float a = outer > 0.0f ? div_rn(st.amax, outer) : st.amax;
     int e = biased_exp(a) - 127 - emax_elem<F>();
     e = e < -127 ? -127 : (e > 127 ? 127 : e);
-    if (s.store == scale_storage::e8m0 && outer == 0.0f) return pow2_params(static_cast<std::uint32_t>(e + 127));
+    if (s.store == dtype::e8m0 && outer == 0.0f) return pow2_params(static_cast<std::uint32_t>(e + 127));
     sc = pow2_from_biased(e + 127);  // exact in every storage that can hold it; others round it
     rules = false;
   } else {
@@ -350,7 +346,7 @@ QNUM_HD group_params compute_params(const scheme<F>& s, const group_stats& st, f
       // 2^ceil(log2(amax / max_value)), exponent clamped to [-127, 127]; amax 0 -> 2^-127 (code 0).
       std::uint32_t code = encode<e8m0>(sc, raz, satfinite);
       if (code > 254u) code = 254u;
-      if (s.store == scale_storage::e8m0 && outer == 0.0f) return pow2_params(code);
+      if (s.store == dtype::e8m0 && outer == 0.0f) return pow2_params(code);
       sc = pow2_from_biased(static_cast<int>(code));
       rules = false;
     }

@@ -34,10 +34,10 @@ struct fixed_scheme {
   static constexpr eps_mode eps_rule = S.eps_rule;
   static constexpr float eps = S.eps;
   static constexpr pow2_rule pow2 = S.pow2;
-  static constexpr scale_storage store = S.store;
+  static constexpr dtype store = S.store;
   static constexpr bool codes_from_stored = S.codes_from_stored;
   static constexpr scale_op x_by = S.x_by;
-  static constexpr work_dtype work = S.work;
+  static constexpr dtype work = S.work;
   static constexpr bool zero_first = S.zero_first;
   static constexpr bool zero_subtract_first = S.zero_subtract_first;
   static constexpr bool eps_on_stored = S.eps_on_stored;

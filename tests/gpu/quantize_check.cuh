@@ -79,7 +79,7 @@ bool same(const std::vector<T>& dev, const std::vector<T>& host) {
 // the host side always takes the plain scheme value.
 template <class H, class T, class U = float>
 void check_holder(const char* name, const H& h, std::int64_t rows, std::int64_t cols, std::int64_t stride,
-                  qnum::group_shape groups, bool scratch = false, qnum::tensor_type type = qnum::tensor_type::bf16,
+                  qnum::group_shape groups, bool scratch = false, qnum::dtype type = qnum::dtype::bf16,
                   bool nvfp4_outer = false) {
   using F = typename H::format;
   const qnum::scheme<F> s = h.get();
@@ -87,8 +87,8 @@ void check_holder(const char* name, const H& h, std::int64_t rows, std::int64_t 
   CAPTURE(H::is_static);
   CAPTURE(rows);
   CAPTURE(cols);
-  const qnum::tensor_type in_type = sizeof(T) == 4 ? qnum::tensor_type::fp32 : type;
-  const std::vector<T> hin = make_input<T>(rows, cols, stride, true, in_type == qnum::tensor_type::fp16);
+  const qnum::dtype in_type = sizeof(T) == 4 ? qnum::dtype::fp32 : type;
+  const std::vector<T> hin = make_input<T>(rows, cols, stride, true, in_type == qnum::dtype::fp16);
   const qnum::matrix_view<const T> hv = qnum::view(hin.data(), rows, cols, stride, in_type);
   float outer = 0.0f;
   if (nvfp4_outer) {
@@ -98,7 +98,7 @@ void check_holder(const char* name, const H& h, std::int64_t rows, std::int64_t 
   }
   qnum::detail::grid g;
   REQUIRE(qnum::detail::make_grid(rows, cols, groups, g) == qnum::status::ok);
-  const int sb = qnum::scale_bytes(s.store);
+  const int sb = qnum::dtype_bytes(s.store);
   const bool asym = s.kind == qnum::scheme_kind::asymmetric;
   const std::int64_t cstride = cols + 3;  // strided codes
   std::vector<std::uint8_t> hcodes(static_cast<std::size_t>(rows * cstride), 0xAB), dcodes_init = hcodes;
@@ -106,7 +106,7 @@ void check_holder(const char* name, const H& h, std::int64_t rows, std::int64_t 
   std::vector<std::int32_t> hzeros(static_cast<std::size_t>(g.nr * g.nc), -99);
   const qnum::scale_view hsv{hscales.data(), g.nr, g.nc, g.nc, sb};
   const qnum::matrix_view<std::int32_t> hzv = asym ? qnum::view(hzeros.data(), g.nr, g.nc) : qnum::matrix_view<std::int32_t>{};
-  REQUIRE(qnum::quantize(s, hv, groups, qnum::view(hcodes.data(), rows, cols, cstride), hsv, hzv, qnum::nearest(), outer) ==
+  REQUIRE(qnum::quantize(s, hv, groups, qnum::view(hcodes.data(), rows, cols, cstride), hsv, hzv, qnum::nearest_even(), outer) ==
           qnum::status::ok);
 
   T* din = to_device(hin);
@@ -120,15 +120,15 @@ void check_holder(const char* name, const H& h, std::int64_t rows, std::int64_t 
   const qnum::matrix_view<const T> dv = qnum::view(static_cast<const T*>(din), rows, cols, stride, in_type);
   const qnum::scale_view dsv{dscales, g.nr, g.nc, g.nc, sb};
   const qnum::matrix_view<std::int32_t> dzv = asym ? qnum::view(dzeros, g.nr, g.nc) : qnum::matrix_view<std::int32_t>{};
-  REQUIRE(qnum::gpu::launch_quantize(h, dv, groups, qnum::view(dcodes, rows, cols, cstride), dsv, dzv, qnum::nearest(),
-                                      outer, nullptr, dscratch) == cudaSuccess);
+  REQUIRE(qnum::gpu::launch_quantize(h, dv, groups, qnum::view(dcodes, rows, cols, cstride), dsv, dzv, qnum::nearest_even(),
+                                      outer, nullptr, dscratch) == qnum::status::ok);
   REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
   CHECK(same(from_device(dcodes, hcodes.size()), hcodes));
   CHECK(same(from_device(dscales, hscales.size()), hscales));
   CHECK(same(from_device(dzeros, hzeros.size()), hzeros));
 
   // Dequantize (device codes/scales, which equal the host's).
-  const qnum::tensor_type out_type = sizeof(U) == 4 ? qnum::tensor_type::fp32 : qnum::tensor_type::bf16;
+  const qnum::dtype out_type = sizeof(U) == 4 ? qnum::dtype::fp32 : qnum::dtype::bf16;
   const std::int64_t ostride = cols + 5;
   std::vector<U> hout(static_cast<std::size_t>(rows * ostride), U{});
   REQUIRE(qnum::dequantize(s, qnum::view(static_cast<const std::uint8_t*>(hcodes.data()), rows, cols, cstride), groups, hsv,
@@ -137,17 +137,17 @@ void check_holder(const char* name, const H& h, std::int64_t rows, std::int64_t 
   U* dout = to_device(std::vector<U>(hout.size(), U{}));
   REQUIRE(qnum::gpu::launch_dequantize(h, qnum::view(static_cast<const std::uint8_t*>(dcodes), rows, cols, cstride), groups,
                                         dsv, qnum::view(static_cast<const std::int32_t*>(dzeros), g.nr, g.nc),
-                                        qnum::view(dout, rows, cols, ostride, out_type), outer) == cudaSuccess);
+                                        qnum::view(dout, rows, cols, ostride, out_type), outer) == qnum::status::ok);
   REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
   CHECK(same(from_device(dout, hout.size()), hout));
 
   // Fake quantize.
   std::vector<U> hfq(hout.size(), U{});
-  REQUIRE(qnum::fake_quantize(s, hv, groups, qnum::view(hfq.data(), rows, cols, ostride, out_type), qnum::nearest(), outer) ==
+  REQUIRE(qnum::fake_quantize(s, hv, groups, qnum::view(hfq.data(), rows, cols, ostride, out_type), qnum::nearest_even(), outer) ==
           qnum::status::ok);
   REQUIRE(cudaMemset(dout, 0, hout.size() * sizeof(U)) == cudaSuccess);
-  REQUIRE(qnum::gpu::launch_fake_quantize(h, dv, groups, qnum::view(dout, rows, cols, ostride, out_type), qnum::nearest(),
-                                           outer, nullptr, dscratch) == cudaSuccess);
+  REQUIRE(qnum::gpu::launch_fake_quantize(h, dv, groups, qnum::view(dout, rows, cols, ostride, out_type), qnum::nearest_even(),
+                                           outer, nullptr, dscratch) == qnum::status::ok);
   REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
   CHECK(same(from_device(dout, hfq.size()), hfq));
 
@@ -158,7 +158,7 @@ void check_holder(const char* name, const H& h, std::int64_t rows, std::int64_t 
                            outer) == qnum::status::ok);
     REQUIRE(cudaMemcpy(dcodes, dcodes_init.data(), dcodes_init.size(), cudaMemcpyHostToDevice) == cudaSuccess);
     REQUIRE(qnum::gpu::launch_quantize(h, dv, groups, qnum::view(dcodes, rows, cols, cstride), dsv, dzv,
-                                        qnum::stochastic_seed(5), outer, nullptr, dscratch) == cudaSuccess);
+                                        qnum::stochastic_seed(5), outer, nullptr, dscratch) == qnum::status::ok);
     REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
     CHECK(same(from_device(dcodes, hc2.size()), hc2));
   }
@@ -173,7 +173,7 @@ void check_holder(const char* name, const H& h, std::int64_t rows, std::int64_t 
 // The run-time scheme on the device (the fallback path).
 template <class F, class T, class U = float>
 void check_case(const char* name, const qnum::scheme<F>& s, std::int64_t rows, std::int64_t cols, std::int64_t stride,
-                qnum::group_shape groups, bool scratch = false, qnum::tensor_type type = qnum::tensor_type::bf16,
+                qnum::group_shape groups, bool scratch = false, qnum::dtype type = qnum::dtype::bf16,
                 bool nvfp4_outer = false) {
   check_holder<qnum::runtime_scheme<F>, T, U>(name, qnum::runtime_scheme<F>{s}, rows, cols, stride, groups, scratch, type,
                                                nvfp4_outer);

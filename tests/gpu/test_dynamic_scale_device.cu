@@ -85,8 +85,8 @@ void run_steps(const qnum::dynamic_scale_config& cfg, std::size_t n, std::size_t
     for (std::size_t i = 0; i < n; ++i) g[i] = rnd_float(100 + t, i, mag) * ((i / 1000) % 2 ? 1e-3f : 1.0f);
     if (t == 9) g[n / 3] = NAN;  // a non-finite step
     REQUIRE(cudaMemcpy(g_d, g.data(), n * sizeof(float), cudaMemcpyHostToDevice) == cudaSuccess);
-    const qnum::dq_status sh = qnum::quantize_gradient_int8(g.data(), q_h.data(), r_h.data(), n, gs, st_h.data(), cfg);
-    REQUIRE(qnum::gpu::launch_quantize_gradient_int8(g_d, q_d, r_d, n, gs, st_d, scratch, cfg) == cudaSuccess);
+    const qnum::status sh = qnum::quantize_gradient_int8(g.data(), q_h.data(), r_h.data(), n, gs, st_h.data(), cfg);
+    REQUIRE(qnum::gpu::launch_quantize_gradient_int8(g_d, q_d, r_d, n, gs, st_d, scratch, cfg) == qnum::status::ok);
     qnum::gpu::dynamic_scale_scratch_header hdr;
     REQUIRE(cudaMemcpy(&hdr, scratch, sizeof hdr, cudaMemcpyDeviceToHost) == cudaSuccess);
     CHECK(qnum::gpu::dynamic_scale_status(hdr) == sh);
@@ -98,17 +98,17 @@ void run_steps(const qnum::dynamic_scale_config& cfg, std::size_t n, std::size_t
     std::vector<std::uint16_t> out_h(n);
     std::uint16_t* out_d = nullptr;
     REQUIRE(cudaMalloc(&out_d, n * 2) == cudaSuccess);
-    qnum::dequantize_gradient_int8(q_h.data(), n, gs, st_h.data(), out_h.data(), qnum::dequant_dtype::bf16);
-    REQUIRE(qnum::gpu::launch_dequantize_gradient_int8(q_d, n, gs, st_d, out_d, qnum::dequant_dtype::bf16) ==
-            cudaSuccess);
+    qnum::dequantize_gradient_int8(q_h.data(), n, gs, st_h.data(), out_h.data(), qnum::dtype::bf16);
+    REQUIRE(qnum::gpu::launch_dequantize_gradient_int8(q_d, n, gs, st_d, out_d, qnum::dtype::bf16) ==
+            qnum::status::ok);
     CHECK(qtest::from_device(out_d, n) == out_h);
     cudaFree(out_d);
     std::vector<float> out32_h(n);
     float* out32_d = nullptr;
     REQUIRE(cudaMalloc(&out32_d, n * 4) == cudaSuccess);
-    qnum::dequantize_gradient_int8(q_h.data(), n, gs, st_h.data(), out32_h.data(), qnum::dequant_dtype::fp32);
-    REQUIRE(qnum::gpu::launch_dequantize_gradient_int8(q_d, n, gs, st_d, out32_d, qnum::dequant_dtype::fp32) ==
-            cudaSuccess);
+    qnum::dequantize_gradient_int8(q_h.data(), n, gs, st_h.data(), out32_h.data(), qnum::dtype::fp32);
+    REQUIRE(qnum::gpu::launch_dequantize_gradient_int8(q_d, n, gs, st_d, out32_d, qnum::dtype::fp32) ==
+            qnum::status::ok);
     CHECK(std::memcmp(qtest::from_device(out32_d, n).data(), out32_h.data(), n * 4) == 0);
     cudaFree(out32_d);
   }
@@ -131,8 +131,7 @@ TEST_CASE("fused INT8 gradient pass and its dequantization: host == device over 
     qnum::dynamic_scale_config cfg;
     cfg.timing = (variant & 1) ? qnum::scale_timing::current : qnum::scale_timing::delayed;
     cfg.on_nonfinite = (variant & 2) ? qnum::nonfinite_policy::zero_elements : qnum::nonfinite_policy::skip_step;
-    cfg.stochastic = (variant & 4) != 0;
-    cfg.seed = 42;
+    cfg.round = ((variant & 4) != 0) ? qnum::stochastic_seed(42) : qnum::nearest_even();
     CAPTURE(variant);
     run_steps<float>(cfg, n, 0);
     run_steps<float>(cfg, n, 1024);
@@ -145,8 +144,7 @@ TEST_CASE("INT8 Adam step: host == device") {
   for (int sr = 0; sr < 2; ++sr) {
     const std::size_t n = 5000;
     qnum::int8_adam_config c;
-    c.stochastic = sr != 0;
-    c.seed = 9;
+    c.round = (sr != 0) ? qnum::stochastic_seed(9) : qnum::nearest_even();
     c.weight_decay = 0.01f;
     const std::size_t nb = qnum::int8_adam_blocks(n, c.block_size);
     std::vector<float> p(n), ma(nb, 0.0f), va(nb, 0.0f);
@@ -166,8 +164,8 @@ TEST_CASE("INT8 Adam step: host == device") {
       if (t == 3) g[7] = INFINITY;
       REQUIRE(cudaMemcpy(g_d, g.data(), n * sizeof(float), cudaMemcpyHostToDevice) == cudaSuccess);
       REQUIRE(qnum::int8_adam_step(p.data(), g.data(), n, {m.data(), v.data(), ma.data(), va.data()}, c, t) ==
-              qnum::dq_status::ok);
-      REQUIRE(qnum::gpu::launch_int8_adam_step(p_d, g_d, n, {m_d, v_d, ma_d, va_d}, c, t) == cudaSuccess);
+              qnum::status::ok);
+      REQUIRE(qnum::gpu::launch_int8_adam_step(p_d, g_d, n, {m_d, v_d, ma_d, va_d}, c, t) == qnum::status::ok);
       CHECK(std::memcmp(qtest::from_device(p_d, n).data(), p.data(), n * 4) == 0);
       CHECK(qtest::from_device(m_d, n) == m);
       CHECK(qtest::from_device(v_d, n) == v);

@@ -1,6 +1,6 @@
 // tests/gpu/test_quantize_device.cu: device group quantization (qnum/gpu/quantize.cuh) gives the host
 // API's bits. This file: the per-element functions through the host/device harness, the fused W4A16 pack
-// against quantize + ct_pack_weight, bad arguments. test_quantize_device_runtime.cu: every kernel path with the
+// against quantize + ct::pack_weight, bad arguments. test_quantize_device_runtime.cu: every kernel path with the
 // run-time scheme; test_quantize_device_fixed.cu: the same with compile-time schemes (one program, three
 // translation units so that they compile in parallel).
 #define QNUM_TEST_DEVICE_MAIN
@@ -11,7 +11,7 @@
 
 using namespace qtest;
 
-TEST_CASE("device fused W4A16 pack == host quantize + ct_pack_weight") {
+TEST_CASE("device fused W4A16 pack == host quantize + ct::pack_weight") {
   namespace p = qnum::presets;
   const qnum::scheme<qnum::qint4> schemes[2] = {p::ct_w4a16_sym_bf16, p::ct_w4a16_asym};
   const std::int64_t gs[2] = {32, 128};
@@ -20,11 +20,11 @@ TEST_CASE("device fused W4A16 pack == host quantize + ct_pack_weight") {
     const std::int64_t n = 13, k = t < 2 ? 203 : 320, stride = t < 2 ? 208 : 320, G = gs[t % 2];
     CAPTURE(t);
     const std::vector<std::uint16_t> hw = make_input<std::uint16_t>(n, k, stride, true);
-    const auto hv = qnum::view(hw.data(), n, k, stride, qnum::tensor_type::bf16);
-    qnum::ct_pack_quantized_shape shp;
-    REQUIRE(qnum::ct_pack_quantized_layout(n, k, 4, G, &shp) == qnum::pack_status::ok);
+    const auto hv = qnum::view(hw.data(), n, k, stride, qnum::dtype::bf16);
+    qnum::ct::pack_quantized_shape shp;
+    REQUIRE(qnum::ct::pack_quantized_layout(n, k, 4, G, &shp) == qnum::status::ok);
     const bool asym = s.kind == qnum::scheme_kind::asymmetric;
-    const int sb = qnum::scale_bytes(s.store);
+    const int sb = qnum::dtype_bytes(s.store);
     std::vector<std::uint8_t> codes(static_cast<std::size_t>(n * k));
     std::vector<std::uint8_t> hscales(static_cast<std::size_t>(n * shp.groups * 4), 0);
     std::vector<std::int32_t> hzeros(static_cast<std::size_t>(n * shp.groups), 0);
@@ -35,16 +35,16 @@ TEST_CASE("device fused W4A16 pack == host quantize + ct_pack_weight") {
     std::vector<std::int8_t> q(codes.size());
     for (std::size_t i = 0; i < codes.size(); ++i) q[i] = static_cast<std::int8_t>(static_cast<std::int8_t>(codes[i] << 4) >> 4);
     std::vector<std::uint32_t> hpacked(static_cast<std::size_t>(shp.packed_rows * shp.packed_cols), 0);
-    REQUIRE(qnum::ct_pack_weight(q.data(), n, k, 4, hpacked.data()) == qnum::pack_status::ok);
+    REQUIRE(qnum::ct::pack_weight(q.data(), n, k, 4, hpacked.data()) == qnum::status::ok);
 
     std::uint16_t* dw = to_device(hw);
     std::uint32_t* dpacked = to_device(std::vector<std::uint32_t>(hpacked.size(), 0xDEADBEEFu));
     std::uint8_t* dscales = to_device(std::vector<std::uint8_t>(hscales.size(), 0));
     std::int32_t* dzeros = to_device(std::vector<std::int32_t>(hzeros.size(), 0));
-    REQUIRE(qnum::gpu::launch_w4a16_pack(s, qnum::view(static_cast<const std::uint16_t*>(dw), n, k, stride, qnum::tensor_type::bf16),
+    REQUIRE(qnum::gpu::launch_w4a16_pack(s, qnum::view(static_cast<const std::uint16_t*>(dw), n, k, stride, qnum::dtype::bf16),
                                           G, dpacked, qnum::scale_view{dscales, n, shp.groups, shp.groups, sb},
                                           asym ? qnum::view(dzeros, n, shp.groups) : qnum::matrix_view<std::int32_t>{}) ==
-            cudaSuccess);
+            qnum::status::ok);
     REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
     CHECK(same(from_device(dpacked, hpacked.size()), hpacked));
     CHECK(same(from_device(dscales, hscales.size()), hscales));
@@ -104,7 +104,7 @@ TEST_CASE("per-element functions: host == device") {
   CHECK(qtest::host_device_mismatches("element_functions", element_functions{}, 1u << 20) == 0);
 }
 
-TEST_CASE("launchers reject bad arguments without launching") {
+TEST_CASE("launchers accept good and empty arguments on a device") {
   namespace p = qnum::presets;
   float* d = nullptr;
   REQUIRE(cudaMalloc(&d, 4096) == cudaSuccess);
@@ -114,25 +114,10 @@ TEST_CASE("launchers reject bad arguments without launching") {
   REQUIRE(cudaMemset(c, 0, 4096) == cudaSuccess);
   const qnum::scale_view sv{c + 2048, 4, 2, 2, 4};
   const auto good = qnum::view(static_cast<const float*>(d), 4, 64, 64);
-  CHECK(qnum::gpu::launch_quantize(p::slime_int4_qat, good, qnum::group_size(32), qnum::view(c, 4, 64), sv) == cudaSuccess);
-  CHECK(qnum::gpu::launch_quantize(p::slime_int4_qat, qnum::view(static_cast<const float*>(nullptr), 4, 64), qnum::group_size(32),
-                                    qnum::view(c, 4, 64), sv) == cudaErrorInvalidValue);
-  CHECK(qnum::gpu::launch_quantize(p::slime_int4_qat, qnum::view(reinterpret_cast<const float*>(c + 1), 4, 64),
-                                    qnum::group_size(32), qnum::view(c, 4, 64), sv) == cudaErrorInvalidValue);
-  CHECK(qnum::gpu::launch_quantize(p::slime_int4_qat, qnum::view(static_cast<const float*>(d), 4, 64, 10), qnum::group_size(32),
-                                    qnum::view(c, 4, 64), sv) == cudaErrorInvalidValue);
-  CHECK(qnum::gpu::launch_quantize(p::slime_int4_qat, good, qnum::group_size(-1), qnum::view(c, 4, 64), sv) ==
-        cudaErrorInvalidValue);
-  CHECK(qnum::gpu::launch_quantize(p::slime_int4_qat, good, qnum::group_size(16), qnum::view(c, 4, 64), sv) ==
-        cudaErrorInvalidValue);  // scale buffer shape mismatch
-  CHECK(qnum::gpu::launch_quantize(p::slime_int4_qat, good, qnum::group_size(32), qnum::view(c, 4, 63), sv) ==
-        cudaErrorInvalidValue);
-  CHECK(qnum::gpu::launch_quantize(p::ct_w4a16_asym, good, qnum::group_size(32), qnum::view(c, 4, 64), sv) ==
-        cudaErrorInvalidValue);  // asymmetric without zero points
-  CHECK(qnum::gpu::launch_w4a16_pack(p::ct_w4a16_sym, good, 12, reinterpret_cast<std::uint32_t*>(c), sv) ==
-        cudaErrorInvalidValue);  // G % 8 != 0
+  CHECK(qnum::gpu::launch_quantize(p::slime_int4_qat, good, qnum::group_size(32), qnum::view(c, 4, 64), sv) == qnum::status::ok);
+  // Every rejection, with its status, is in test_gpu_launch_policy (runs without a GPU).
   CHECK(qnum::gpu::launch_quantize(p::slime_int4_qat, qnum::view(static_cast<const float*>(d), 0, 64), qnum::group_size(32),
-                                    qnum::view(c, 0, 64), sv) == cudaSuccess);  // empty
+                                    qnum::view(c, 0, 64), sv) == qnum::status::ok);  // empty
   CHECK(cudaDeviceSynchronize() == cudaSuccess);
   cudaFree(d);
   cudaFree(c);

@@ -8,14 +8,14 @@ using namespace qtest;
 TEST_CASE("fixed_scheme (compile-time fields) == host, every kernel path and element type") {
   namespace p = qnum::presets;
   using qnum::fixed_scheme;
-  using qnum::tensor_type;
+  using qnum::dtype;
   check_holder<fixed_scheme<p::int8_sym>, std::uint16_t>("int8 sym g128 bf16", fixed_scheme<p::int8_sym>{}, 9, 300, 304, qnum::group_size(128));
   check_holder<fixed_scheme<p::int8_sym>, float, std::uint16_t>("int8 sym g32 fp32 -> bf16", fixed_scheme<p::int8_sym>{}, 7, 100, 100,
                                                              qnum::group_size(32));
   check_holder<fixed_scheme<p::slime_int4_qat>, std::uint16_t, std::uint16_t>("slime g32 bf16", fixed_scheme<p::slime_int4_qat>{},
                                                                               9, 96, 96, qnum::group_size(32));
   check_holder<fixed_scheme<p::slime_int4_qat>, std::uint16_t>("slime g32 fp16 in", fixed_scheme<p::slime_int4_qat>{}, 5, 70, 72,
-                                                               qnum::group_size(32), false, tensor_type::fp16);
+                                                               qnum::group_size(32), false, dtype::fp16);
   check_holder<fixed_scheme<p::ct_w4a16_asym>, float>("ct asym g128 fp32", fixed_scheme<p::ct_w4a16_asym>{}, 8, 300, 300,
                                                       p::ct_group128);
   check_holder<fixed_scheme<p::deepgemm_fp8>, std::uint16_t>("deepgemm 1x128", fixed_scheme<p::deepgemm_fp8>{}, 9, 200, 200,
@@ -36,7 +36,7 @@ TEST_CASE("fixed_scheme (compile-time fields) == host, every kernel path and ele
   check_holder<fixed_scheme<p::ct_w4a16_asym>, std::uint16_t>("tile: asym g64 bf16", fixed_scheme<p::ct_w4a16_asym>{}, 4, 200,
                                                               200, qnum::group_size(64));
   check_holder<fixed_scheme<p::nvfp4>, std::uint16_t, std::uint16_t>("tile: nvfp4 g16 bf16 two-level", fixed_scheme<p::nvfp4>{},
-                                                                     6, 48, 48, p::nvfp4_block, false, tensor_type::bf16, true);
+                                                                     6, 48, 48, p::nvfp4_block, false, dtype::bf16, true);
   check_holder<fixed_scheme<p::nvfp4>, std::uint16_t>("nvfp4 two-level", fixed_scheme<p::nvfp4>{}, 9, 50, 56, p::nvfp4_block, false,
-                                                      tensor_type::bf16, true);
+                                                      dtype::bf16, true);
 }

@@ -7,7 +7,7 @@
 //   - the input and output element types: float, qnum::bf16 or qnum::fp16 (bits as std::uint16_t in memory);
 //   - the rounding: nearest-even or stochastic;
 //   - the lanes per group (sub-warp width L) and the chunk width V (elements per 16-byte load).
-// The launchers turn the run-time choices (a view's tensor_type, rounding.mode, the group width) into
+// The launchers turn the run-time choices (a view's dtype, rounding.mode, the group width) into
 // these template arguments once, at their edge. The loops in the kernels are thin: they call the public
 // thread- and warp-level primitives below, which a user can call inside a fused kernel of their own (a
 // GEMM epilogue, a norm + quantize) and get the same bits as the host API.
@@ -29,9 +29,10 @@
 //   then compute_params(scheme, stats[, outer]) gives the group's parameters.
 // `s` is a scheme<F> value: pass Holder::get() of a fixed_scheme and the compiler sees constants.
 //
-// Launchers (device pointers in the views; enqueue on `stream`; return cudaErrorInvalidValue without
-// launching for bad shapes/strides/group sizes, null or misaligned pointers, mismatched scale buffers;
-// otherwise the launch error, cudaSuccess for empty tensors). Same views, groups, rounding, outer_scale
+// Launchers (device pointers in the views; enqueue on `stream`; return a qnum::status: without launching,
+// the host API's status for bad shapes/strides/group sizes, null pointers and mismatched scale buffers,
+// status::misaligned for a pointer not aligned to its element, status::bad_type for a 16-bit view marked
+// fp32; otherwise the launch's CUDA error as a status (gpu/status.cuh), status::ok for empty tensors). Same views, groups, rounding, outer_scale
 // and bits as the host API in quantize_tensor.hpp (codes one byte per element, scales in scheme.store's
 // type, int32 zero points for asymmetric schemes, padded tail groups as on the host). `scheme` is a
 // scheme<F> (run-time fields) or a holder (fixed_scheme<...>{} for compile-time fields):
@@ -42,7 +43,7 @@
 //   launch_w4a16_pack(scheme, w, group, weight_packed, scales, zeros, stream)   bf16/fp16/fp32 [N, K] ->
 //       compressed-tensors weight_packed int32 [N, ceil(K/8)] (nibble k%8 of word k/8 = q + 8; unused
 //       high nibbles of the last word 0) + weight_scale [N, ceil(K/G)] (+ signed int32 zero points
-//       [N, ceil(K/G)], asymmetric), one pass; equal to quantize + ct_pack_weight on the host. G % 8 == 0.
+//       [N, ceil(K/G)], asymmetric), one pass; equal to quantize + ct::pack_weight on the host. G % 8 == 0.
 // Inputs: float, or bf16/fp16 bits as std::uint16_t with matrix_view::type (device_view() wraps
 // __nv_bfloat16 / __half pointers). Outputs of dequantize / fake_quantize likewise. NaN outputs are the
 // canonical quiet NaN (fp32 0x7FC00000, bf16 0x7FC0, fp16 0x7E00), as on the host.
@@ -68,6 +69,7 @@
 #include "qnum/codec.hpp"
 #include "qnum/config.hpp"
 #include "qnum/gpu/codec_hw.cuh"
+#include "qnum/gpu/status.cuh"
 #include "qnum/detail/fast_div.hpp"
 #include "qnum/quantize.hpp"
 #include "qnum/quantize_tensor.hpp"
@@ -278,19 +280,19 @@ struct block_stats {
 // Views of CUDA's 16-bit types as bit views.
 inline matrix_view<const std::uint16_t> device_view(const __nv_bfloat16* p, std::int64_t rows, std::int64_t cols,
                                                     std::int64_t row_stride = -1) {
-  return view(reinterpret_cast<const std::uint16_t*>(p), rows, cols, row_stride, tensor_type::bf16);
+  return view(reinterpret_cast<const std::uint16_t*>(p), rows, cols, row_stride, dtype::bf16);
 }
 inline matrix_view<const std::uint16_t> device_view(const __half* p, std::int64_t rows, std::int64_t cols,
                                                     std::int64_t row_stride = -1) {
-  return view(reinterpret_cast<const std::uint16_t*>(p), rows, cols, row_stride, tensor_type::fp16);
+  return view(reinterpret_cast<const std::uint16_t*>(p), rows, cols, row_stride, dtype::fp16);
 }
 inline matrix_view<std::uint16_t> device_view(__nv_bfloat16* p, std::int64_t rows, std::int64_t cols,
                                               std::int64_t row_stride = -1) {
-  return view(reinterpret_cast<std::uint16_t*>(p), rows, cols, row_stride, tensor_type::bf16);
+  return view(reinterpret_cast<std::uint16_t*>(p), rows, cols, row_stride, dtype::bf16);
 }
 inline matrix_view<std::uint16_t> device_view(__half* p, std::int64_t rows, std::int64_t cols,
                                               std::int64_t row_stride = -1) {
-  return view(reinterpret_cast<std::uint16_t*>(p), rows, cols, row_stride, tensor_type::fp16);
+  return view(reinterpret_cast<std::uint16_t*>(p), rows, cols, row_stride, dtype::fp16);
 }
 
 namespace detail {
@@ -481,14 +483,14 @@ struct job : job_fields<In, Out> {
 
 template <class S>
 __device__ __forceinline__ void write_scale_code(const S& s, void* scales, std::int64_t k, std::uint32_t code) {
-  const int b = scale_bytes(s.store);
+  const int b = dtype_bytes(s.store);
   if (b == 4) static_cast<std::uint32_t*>(scales)[k] = code;
   else if (b == 2) static_cast<std::uint16_t*>(scales)[k] = static_cast<std::uint16_t>(code);
   else static_cast<std::uint8_t*>(scales)[k] = static_cast<std::uint8_t>(code);
 }
 template <class S>
 __device__ __forceinline__ std::uint32_t read_scale_code(const S& s, const void* scales, std::int64_t k) {
-  const int b = scale_bytes(s.store);
+  const int b = dtype_bytes(s.store);
   if (b == 4) return static_cast<const std::uint32_t*>(scales)[k];
   if (b == 2) return static_cast<const std::uint16_t*>(scales)[k];
   return static_cast<const std::uint8_t*>(scales)[k];
@@ -952,12 +954,12 @@ constexpr std::int64_t max_groups_per_launch = std::int64_t{1} << 30;
 
 // Validate the input view and group grid into j (any Out).
 template <class Sch, class In, class Out, class T>
-cudaError_t prepare_in(matrix_view<const T> in, group_shape groups, job<Sch, In, Out>& j) {
+status prepare_in(matrix_view<const T> in, group_shape groups, job<Sch, In, Out>& j) {
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, std::uint16_t>, "inputs: float or 16-bit bits");
-  if (qnum::detail::check_view(in) != status::ok) return cudaErrorInvalidValue;
-  if (in.rows > 0 && in.cols > 0 && !elem_aligned(in.data)) return cudaErrorInvalidValue;
+  if (status e = qnum::detail::check_view(in); e != status::ok) return e;
+  if (in.rows > 0 && in.cols > 0 && !elem_aligned(in.data)) return status::misaligned;
   qnum::detail::grid g;
-  if (qnum::detail::make_grid(in.rows, in.cols, groups, g) != status::ok) return cudaErrorInvalidValue;
+  if (status e = qnum::detail::make_grid(in.rows, in.cols, groups, g); e != status::ok) return e;
   j.in = reinterpret_cast<const storage_t<In>*>(in.data);
   j.rows = in.rows;
   j.cols = in.cols;
@@ -968,32 +970,32 @@ cudaError_t prepare_in(matrix_view<const T> in, group_shape groups, job<Sch, In,
   j.nc = g.nc;
   constexpr int V = vec<In>::size;
   j.vec_in = addr_aligned(in.data, 16) && (in.rows <= 1 || in.row_stride % V == 0) && g.gc % V == 0;
-  return cudaSuccess;
+  return status::ok;
 }
 
 template <class Sch, class In, class Out>
-cudaError_t prepare_scales(job<Sch, In, Out>& j, scale_view scales, matrix_view<std::int32_t> zeros) {
+status prepare_scales(job<Sch, In, Out>& j, scale_view scales, matrix_view<std::int32_t> zeros) {
   const auto s = j.sch.get();
   qnum::detail::grid g;
   g.gr = j.gr; g.gc = j.gc; g.nr = j.nr; g.nc = j.nc;
-  if (qnum::detail::check_scales(scales, g, scale_bytes(s.store)) != status::ok) return cudaErrorInvalidValue;
-  if (qnum::detail::check_zeros(zeros, g, s.kind == scheme_kind::asymmetric) != status::ok) return cudaErrorInvalidValue;
-  if ((reinterpret_cast<std::uintptr_t>(scales.data) % static_cast<unsigned>(scales.elem_bytes)) != 0) return cudaErrorInvalidValue;
-  if (zeros.data != nullptr && !elem_aligned(zeros.data)) return cudaErrorInvalidValue;
+  if (status e = qnum::detail::check_scales(scales, g, dtype_bytes(s.store)); e != status::ok) return e;
+  if (status e = qnum::detail::check_zeros(zeros, g, s.kind == scheme_kind::asymmetric); e != status::ok) return e;
+  if ((reinterpret_cast<std::uintptr_t>(scales.data) % static_cast<unsigned>(scales.elem_bytes)) != 0) return status::misaligned;
+  if (zeros.data != nullptr && !elem_aligned(zeros.data)) return status::misaligned;
   j.scales = scales.data;
   j.scales_stride = scales.row_stride;
   j.zeros = zeros.data;
   j.zeros_stride = zeros.row_stride;
-  return cudaSuccess;
+  return status::ok;
 }
 
 // Launch kernel k over rows [0, rows) in slices of whole group rows, each with at most
 // max_groups_per_launch groups (the kernels' 32-bit flat indices); pointers are offset per slice.
 template <class Sch, class In, class Out, class Launch>
-cudaError_t sliced(job<Sch, In, Out> j, Launch&& launch) {
+status sliced(job<Sch, In, Out> j, Launch&& launch) {
   const std::int64_t rows_of_groups = j.nr;
   std::int64_t step = max_groups_per_launch / (j.nc > 0 ? j.nc : 1);
-  if (step < 1) return cudaErrorInvalidValue;  // a single group row with more than 2^30 groups
+  if (step < 1) return status::bad_shape;  // a single group row with more than 2^30 groups
   for (std::int64_t b0 = 0; b0 < rows_of_groups; b0 += step) {
     const std::int64_t nb = rows_of_groups - b0 < step ? rows_of_groups - b0 : step;
     job<Sch, In, Out> k = j;
@@ -1004,14 +1006,14 @@ cudaError_t sliced(job<Sch, In, Out> j, Launch&& launch) {
     if (k.codes) k.codes = j.codes + r0 * j.codes_stride;
     if (k.out) k.out = j.out + r0 * j.out_stride;
     if (k.packed) k.packed = j.packed + r0 * j.packed_stride;
-    if (k.scales) k.scales = static_cast<char*>(j.scales) + b0 * j.scales_stride * scale_bytes(j.sch.get().store);
+    if (k.scales) k.scales = static_cast<char*>(j.scales) + b0 * j.scales_stride * dtype_bytes(j.sch.get().store);
     if (k.zeros) k.zeros = j.zeros + b0 * j.zeros_stride;
     k.groups = static_cast<std::uint32_t>(nb * j.nc);
     k.div_nc = qnum::detail::fast_div(static_cast<std::uint32_t>(j.nc));
     k.row0 = j.row0 + r0;  // stochastic rounding indexes elements of the whole tensor
-    if (cudaError_t e = launch(k); e != cudaSuccess) return e;
+    if (status e = launch(k); e != status::ok) return e;
   }
-  return cudaSuccess;
+  return status::ok;
 }
 
 }  // namespace detail
@@ -1023,16 +1025,16 @@ struct type_tag {
   using type = D;
 };
 
-// f(type_tag<D>{}) with D the element type of a view of T holding tensor_type t (cudaErrorInvalidValue
-// for 16-bit elements marked fp32).
+// f(type_tag<D>{}) with D the element type of a view of T holding dtype t (status::bad_type for
+// 16-bit elements marked fp32).
 template <class T, class Fn>
-cudaError_t with_type(tensor_type t, Fn&& f) {
+status with_type(dtype t, Fn&& f) {
   if constexpr (std::is_same_v<std::remove_const_t<T>, float>) {
     return f(type_tag<float>{});
   } else {
-    if (t == tensor_type::bf16) return f(type_tag<qnum::bf16>{});
-    if (t == tensor_type::fp16) return f(type_tag<qnum::fp16>{});
-    return cudaErrorInvalidValue;
+    if (t == dtype::bf16) return f(type_tag<qnum::bf16>{});
+    if (t == dtype::fp16) return f(type_tag<qnum::fp16>{});
+    return status::bad_type;
   }
 }
 
@@ -1043,7 +1045,7 @@ inline int log2_of(std::int64_t x) {  // x a power of two
 }
 
 template <emit E, class Sch, class In, class Out>
-cudaError_t launch_rows_any(const job<Sch, In, Out>& j, int v, cudaStream_t stream) {
+status launch_rows_any(const job<Sch, In, Out>& j, int v, cudaStream_t stream) {
   job<Sch, In, Out> k = j;
   const std::int64_t warp_row = 32 * static_cast<std::int64_t>(v);  // elements of one chunk row of a warp
   // The tile path (rows_tile; fixed schemes): for narrow groups, where a group's one or two lanes would each
@@ -1058,38 +1060,38 @@ cudaError_t launch_rows_any(const job<Sch, In, Out>& j, int v, cudaStream_t stre
       k.tiles = static_cast<std::uint32_t>(k.rows * per_row);  // <= the launch's groups (< 2^31)
       k.div_tiles = qnum::detail::fast_div(static_cast<std::uint32_t>(per_row));
       rows_tile_kernel<E><<<grid_for(static_cast<std::int64_t>(k.tiles), 256 / 32), 256, 0, stream>>>(k);
-      return cudaGetLastError();
+      return from_cuda(cudaGetLastError());
     }
   }
   const int L = lanes_for(k.gc, v);
   k.lanes_log2 = 0;
   while ((1 << k.lanes_log2) < L) ++k.lanes_log2;
   rows_kernel<E><<<grid_for(static_cast<std::int64_t>(k.groups), 256 / L), 256, 0, stream>>>(k);
-  return cudaGetLastError();
+  return from_cuda(cudaGetLastError());
 }
 
 // block_kernel over a job's groups: chunk slots of a group < 2^31 (32-bit indices).
 template <emit E, class Sch, class In, class Out>
-cudaError_t launch_block(const job<Sch, In, Out>& j, int v, cudaStream_t stream) {
+status launch_block(const job<Sch, In, Out>& j, int v, cudaStream_t stream) {
   job<Sch, In, Out> k = j;
   const std::int64_t cpr = (k.gc + v - 1) / v;
   const std::int64_t gr = k.gr < k.rows ? k.gr : k.rows;
-  if (gr * cpr >= max_groups_per_launch * 2) return cudaErrorInvalidValue;  // one group of 2^31 chunks or more
+  if (gr * cpr >= max_groups_per_launch * 2) return status::bad_group;  // one group of 2^31 chunks or more
   k.div_cpr = qnum::detail::fast_div(static_cast<std::uint32_t>(cpr));
   if constexpr (Sch::is_static && io<In>::size == 4) {
     constexpr std::int64_t chunks_in_registers = block_threads * 64 / (E == emit::packed ? 8 : vec<In>::size);
     if (gr * cpr > chunks_in_registers / 2 && gr * cpr <= chunks_in_registers) {
       block_regs_kernel<E><<<grid_for(static_cast<std::int64_t>(k.groups), 1), block_threads, 0, stream>>>(k);
-      return cudaGetLastError();
+      return from_cuda(cudaGetLastError());
     }
   }
   block_kernel<E><<<grid_for(static_cast<std::int64_t>(k.groups), 1), block_threads, 0, stream>>>(k);
-  return cudaGetLastError();
+  return from_cuda(cudaGetLastError());
 }
 
 // Pick the kernel for a validated job.
 template <emit E, class Sch, class In, class Out>
-cudaError_t run(const job<Sch, In, Out>& j, cudaStream_t stream, std::uint32_t* tensor_scratch) {
+status run(const job<Sch, In, Out>& j, cudaStream_t stream, std::uint32_t* tensor_scratch) {
   if constexpr (E == emit::packed) {
     if (j.gc <= 32 * rows_chunks * 8)
       return sliced(j, [&](const job<Sch, In, Out>& k) { return launch_rows_any<E>(k, 8, stream); });
@@ -1099,16 +1101,16 @@ cudaError_t run(const job<Sch, In, Out>& j, cudaStream_t stream, std::uint32_t* 
   } else {
     constexpr int V = vec<In>::size;
     if (j.nr * j.nc == 1 && tensor_scratch != nullptr) {
-      if (cudaError_t e = cudaMemsetAsync(tensor_scratch, 0, 3 * sizeof(std::uint32_t), stream); e != cudaSuccess) return e;
+      if (status e = from_cuda(cudaMemsetAsync(tensor_scratch, 0, 3 * sizeof(std::uint32_t), stream)); e != status::ok) return e;
       const std::int64_t chunks = j.rows * ((j.cols + V - 1) / V);
       tensor_stats_kernel<In><<<grid_for(chunks, block_threads * 4), block_threads, 0, stream>>>(j.in, j.rows, j.cols,
                                                                                                    j.in_stride, j.vec_in,
                                                                                                    tensor_scratch);
-      if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
+      if (status e = from_cuda(cudaGetLastError()); e != status::ok) return e;
       job<Sch, In, Out> k = j;
       k.tensor_stats = tensor_scratch;
       tensor_quantize_kernel<E><<<grid_for(chunks, block_threads * 4), block_threads, 0, stream>>>(k);
-      return cudaGetLastError();
+      return from_cuda(cudaGetLastError());
     }
     if (j.gr == 1 && j.gc <= subwarp_max_group<In>())
       return sliced(j, [&](const job<Sch, In, Out>& k) { return launch_rows_any<E>(k, V, stream); });
@@ -1129,7 +1131,7 @@ job<runtime_scheme<typename Sch::format>, In, Out> as_runtime(const job<Sch, In,
 // per element dominates its cost): a fixed scheme compiles only its nearest-even kernels, and every
 // kernel exists once per scheme, element types and output kind.
 template <emit E, class Sch, class In, class Out>
-cudaError_t run_rounding(job<Sch, In, Out> j, const rounding& rd, cudaStream_t stream, std::uint32_t* scratch) {
+status run_rounding(job<Sch, In, Out> j, const rounding& rd, cudaStream_t stream, std::uint32_t* scratch) {
   j.stochastic = rd.mode == rounding_mode::stochastic;
   if constexpr (Sch::is_static) {
     if (j.stochastic) return run<E>(as_runtime(j), stream, scratch);
@@ -1146,19 +1148,19 @@ cudaError_t run_rounding(job<Sch, In, Out> j, const rounding& rd, cudaStream_t s
 // tensor_scratch: optional 3 x uint32 device buffer used when the tensor is one group (per_tensor):
 // two kernels (stats, quantize) instead of one block for the whole tensor.
 template <class H, class T, std::enable_if_t<is_scheme_holder_v<H>, int> = 0>
-cudaError_t launch_quantize(const H& sch, matrix_view<const T> in, group_shape groups, matrix_view<std::uint8_t> codes,
+status launch_quantize(const H& sch, matrix_view<const T> in, group_shape groups, matrix_view<std::uint8_t> codes,
                             scale_view scales, matrix_view<std::int32_t> zeros = {}, rounding rd = {},
                             float outer_scale = 0.0f, cudaStream_t stream = nullptr,
                             std::uint32_t* tensor_scratch = nullptr) {
-  return detail::with_type<T>(in.type, [&](auto in_tag) -> cudaError_t {
+  return detail::with_type<T>(in.type, [&](auto in_tag) -> status {
     using In = typename decltype(in_tag)::type;
     detail::job<H, In, float> j;
     j.sch = sch;
-    if (cudaError_t e = detail::prepare_in(in, groups, j); e != cudaSuccess) return e;
-    if (qnum::detail::check_view(codes) != status::ok || codes.rows != in.rows || codes.cols != in.cols)
-      return cudaErrorInvalidValue;
-    if (in.rows == 0 || in.cols == 0) return cudaSuccess;
-    if (cudaError_t e = detail::prepare_scales(j, scales, zeros); e != cudaSuccess) return e;
+    if (status e = detail::prepare_in(in, groups, j); e != status::ok) return e;
+    if (status e = qnum::detail::check_view(codes); e != status::ok) return e;
+    if (codes.rows != in.rows || codes.cols != in.cols) return status::bad_shape;
+    if (in.rows == 0 || in.cols == 0) return status::ok;
+    if (status e = detail::prepare_scales(j, scales, zeros); e != status::ok) return e;
     constexpr int V = detail::vec<In>::size;
     j.codes = codes.data;
     j.codes_stride = codes.row_stride;
@@ -1169,7 +1171,7 @@ cudaError_t launch_quantize(const H& sch, matrix_view<const T> in, group_shape g
   });
 }
 template <class F, class T>
-cudaError_t launch_quantize(const scheme<F>& s, matrix_view<const T> in, group_shape groups, matrix_view<std::uint8_t> codes,
+status launch_quantize(const scheme<F>& s, matrix_view<const T> in, group_shape groups, matrix_view<std::uint8_t> codes,
                             scale_view scales, matrix_view<std::int32_t> zeros = {}, rounding rd = {},
                             float outer_scale = 0.0f, cudaStream_t stream = nullptr,
                             std::uint32_t* tensor_scratch = nullptr) {
@@ -1178,21 +1180,21 @@ cudaError_t launch_quantize(const scheme<F>& s, matrix_view<const T> in, group_s
 
 // out = dequantize(quantize(in)) on the device (fp32 or bf16/fp16 bits); equal to qnum::fake_quantize.
 template <class H, class T, class U, std::enable_if_t<is_scheme_holder_v<H>, int> = 0>
-cudaError_t launch_fake_quantize(const H& sch, matrix_view<const T> in, group_shape groups, matrix_view<U> out,
+status launch_fake_quantize(const H& sch, matrix_view<const T> in, group_shape groups, matrix_view<U> out,
                                  rounding rd = {}, float outer_scale = 0.0f, cudaStream_t stream = nullptr,
                                  std::uint32_t* tensor_scratch = nullptr) {
   static_assert(std::is_same_v<U, float> || std::is_same_v<U, std::uint16_t>, "outputs: float or 16-bit bits");
-  return detail::with_type<T>(in.type, [&](auto in_tag) -> cudaError_t {
+  return detail::with_type<T>(in.type, [&](auto in_tag) -> status {
     using In = typename decltype(in_tag)::type;
-    return detail::with_type<U>(out.type, [&](auto out_tag) -> cudaError_t {
+    return detail::with_type<U>(out.type, [&](auto out_tag) -> status {
       using Out = typename decltype(out_tag)::type;
       detail::job<H, In, Out> j;
       j.sch = sch;
-      if (cudaError_t e = detail::prepare_in(in, groups, j); e != cudaSuccess) return e;
-      if (qnum::detail::check_view(out) != status::ok || out.rows != in.rows || out.cols != in.cols)
-        return cudaErrorInvalidValue;
-      if (in.rows == 0 || in.cols == 0) return cudaSuccess;
-      if (!detail::elem_aligned(out.data)) return cudaErrorInvalidValue;
+      if (status e = detail::prepare_in(in, groups, j); e != status::ok) return e;
+      if (status e = qnum::detail::check_view(out); e != status::ok) return e;
+      if (out.rows != in.rows || out.cols != in.cols) return status::bad_shape;
+      if (in.rows == 0 || in.cols == 0) return status::ok;
+      if (!detail::elem_aligned(out.data)) return status::misaligned;
       constexpr int V = detail::vec<In>::size;
       j.out = reinterpret_cast<detail::storage_t<Out>*>(out.data);
       j.out_stride = out.row_stride;
@@ -1205,7 +1207,7 @@ cudaError_t launch_fake_quantize(const H& sch, matrix_view<const T> in, group_sh
   });
 }
 template <class F, class T, class U>
-cudaError_t launch_fake_quantize(const scheme<F>& s, matrix_view<const T> in, group_shape groups, matrix_view<U> out,
+status launch_fake_quantize(const scheme<F>& s, matrix_view<const T> in, group_shape groups, matrix_view<U> out,
                                  rounding rd = {}, float outer_scale = 0.0f, cudaStream_t stream = nullptr,
                                  std::uint32_t* tensor_scratch = nullptr) {
   return launch_fake_quantize(runtime_scheme<F>{s}, in, groups, out, rd, outer_scale, stream, tensor_scratch);
@@ -1213,25 +1215,26 @@ cudaError_t launch_fake_quantize(const scheme<F>& s, matrix_view<const T> in, gr
 
 // out = dequantize_value(s, params_from_stored(scale, zero), code); equal to qnum::dequantize.
 template <class H, class U, std::enable_if_t<is_scheme_holder_v<H>, int> = 0>
-cudaError_t launch_dequantize(const H& sch, matrix_view<const std::uint8_t> codes, group_shape groups, scale_view scales,
+status launch_dequantize(const H& sch, matrix_view<const std::uint8_t> codes, group_shape groups, scale_view scales,
                               matrix_view<const std::int32_t> zeros, matrix_view<U> out, float outer_scale = 0.0f,
                               cudaStream_t stream = nullptr) {
   static_assert(std::is_same_v<U, float> || std::is_same_v<U, std::uint16_t>, "outputs: float or 16-bit bits");
   const auto s = sch.get();
-  if (qnum::detail::check_view(codes) != status::ok || qnum::detail::check_view(out) != status::ok) return cudaErrorInvalidValue;
-  if (codes.rows != out.rows || codes.cols != out.cols) return cudaErrorInvalidValue;
+  if (status e = qnum::detail::check_view(codes); e != status::ok) return e;
+  if (status e = qnum::detail::check_view(out); e != status::ok) return e;
+  if (codes.rows != out.rows || codes.cols != out.cols) return status::bad_shape;
   qnum::detail::grid g;
-  if (qnum::detail::make_grid(out.rows, out.cols, groups, g) != status::ok) return cudaErrorInvalidValue;
-  if (out.rows == 0 || out.cols == 0) return cudaSuccess;
-  if (!detail::elem_aligned(out.data)) return cudaErrorInvalidValue;
-  if (qnum::detail::check_scales(scales, g, scale_bytes(s.store)) != status::ok) return cudaErrorInvalidValue;
-  if ((reinterpret_cast<std::uintptr_t>(scales.data) % static_cast<unsigned>(scales.elem_bytes)) != 0) return cudaErrorInvalidValue;
+  if (status e = qnum::detail::make_grid(out.rows, out.cols, groups, g); e != status::ok) return e;
+  if (out.rows == 0 || out.cols == 0) return status::ok;
+  if (!detail::elem_aligned(out.data)) return status::misaligned;
+  if (status e = qnum::detail::check_scales(scales, g, dtype_bytes(s.store)); e != status::ok) return e;
+  if ((reinterpret_cast<std::uintptr_t>(scales.data) % static_cast<unsigned>(scales.elem_bytes)) != 0) return status::misaligned;
   if (s.kind == scheme_kind::asymmetric) {
-    if (zeros.data == nullptr || zeros.rows != g.nr || zeros.cols != g.nc || zeros.row_stride < zeros.cols ||
-        !detail::elem_aligned(zeros.data))
-      return cudaErrorInvalidValue;
+    if (zeros.data == nullptr) return status::null_pointer;
+    if (zeros.rows != g.nr || zeros.cols != g.nc || zeros.row_stride < zeros.cols) return status::bad_scale_buffer;
+    if (!detail::elem_aligned(zeros.data)) return status::misaligned;
   }
-  return detail::with_type<U>(out.type, [&](auto out_tag) -> cudaError_t {
+  return detail::with_type<U>(out.type, [&](auto out_tag) -> status {
     using Out = typename decltype(out_tag)::type;
     detail::dq_job<H, Out> j;
     j.sch = sch;
@@ -1253,14 +1256,14 @@ cudaError_t launch_dequantize(const H& sch, matrix_view<const std::uint8_t> code
     j.vec_out = detail::addr_aligned(out.data, 16) && (out.rows <= 1 || (out.row_stride * detail::io<Out>::size) % 16 == 0);
     j.chunk_in_group = g.gc % V == 0;
     const std::int64_t cpr = (out.cols + V - 1) / V;
-    if (out.cols >= detail::max_groups_per_launch || g.gc >= detail::max_groups_per_launch) return cudaErrorInvalidValue;
+    if (out.cols >= detail::max_groups_per_launch || g.gc >= detail::max_groups_per_launch) return status::bad_shape;
     j.div_cpr = qnum::detail::fast_div(static_cast<std::uint32_t>(cpr));
     j.div_gr = qnum::detail::fast_div(static_cast<std::uint32_t>(g.gr < out.rows ? g.gr : out.rows));
     j.div_gc = qnum::detail::fast_div(static_cast<std::uint32_t>(g.gc));
     // Slices of whole group rows, each with fewer than 2^31 chunks (32-bit indices in the kernel).
     const std::int64_t gr = g.gr < out.rows ? g.gr : out.rows;
     const std::int64_t step = (detail::max_groups_per_launch / cpr) / gr * gr;
-    if (step < 1) return cudaErrorInvalidValue;
+    if (step < 1) return status::bad_shape;
     for (std::int64_t r0 = 0; r0 < out.rows; r0 += step) {
       detail::dq_job<H, Out> k = j;
       k.rows = out.rows - r0 < step ? out.rows - r0 : step;
@@ -1272,11 +1275,11 @@ cudaError_t launch_dequantize(const H& sch, matrix_view<const std::uint8_t> code
       detail::dequantize_kernel<<<detail::grid_for(k.rows * cpr, detail::block_threads * (16 / V)), detail::block_threads, 0,
                                   stream>>>(k);
     }
-    return cudaGetLastError();
+    return from_cuda(cudaGetLastError());
   });
 }
 template <class F, class U>
-cudaError_t launch_dequantize(const scheme<F>& s, matrix_view<const std::uint8_t> codes, group_shape groups,
+status launch_dequantize(const scheme<F>& s, matrix_view<const std::uint8_t> codes, group_shape groups,
                               scale_view scales, matrix_view<const std::int32_t> zeros, matrix_view<U> out,
                               float outer_scale = 0.0f, cudaStream_t stream = nullptr) {
   return launch_dequantize(runtime_scheme<F>{s}, codes, groups, scales, zeros, out, outer_scale, stream);
@@ -1285,20 +1288,21 @@ cudaError_t launch_dequantize(const scheme<F>& s, matrix_view<const std::uint8_t
 // Per-tensor statistics: stats[0] = bits of amax, stats[1] = bits of |min(x, 0)|, stats[2] = bits of
 // max(x, 0) over the finite elements (3 x uint32 device buffer; zeroed here first).
 template <class T>
-cudaError_t launch_tensor_stats(matrix_view<const T> in, std::uint32_t* stats, cudaStream_t stream = nullptr) {
-  if (stats == nullptr || !detail::elem_aligned(stats)) return cudaErrorInvalidValue;
-  if (qnum::detail::check_view(in) != status::ok) return cudaErrorInvalidValue;
-  if (cudaError_t e = cudaMemsetAsync(stats, 0, 3 * sizeof(std::uint32_t), stream); e != cudaSuccess) return e;
-  if (in.rows == 0 || in.cols == 0) return cudaSuccess;
-  if (!detail::elem_aligned(in.data)) return cudaErrorInvalidValue;
-  return detail::with_type<T>(in.type, [&](auto in_tag) -> cudaError_t {
+status launch_tensor_stats(matrix_view<const T> in, std::uint32_t* stats, cudaStream_t stream = nullptr) {
+  if (stats == nullptr) return status::null_pointer;
+  if (!detail::elem_aligned(stats)) return status::misaligned;
+  if (status e = qnum::detail::check_view(in); e != status::ok) return e;
+  if (in.rows > 0 && in.cols > 0 && !detail::elem_aligned(in.data)) return status::misaligned;
+  if (status e = from_cuda(cudaMemsetAsync(stats, 0, 3 * sizeof(std::uint32_t), stream)); e != status::ok) return e;
+  if (in.rows == 0 || in.cols == 0) return status::ok;
+  return detail::with_type<T>(in.type, [&](auto in_tag) -> status {
     using In = typename decltype(in_tag)::type;
     constexpr int V = detail::vec<In>::size;
     const bool vec_in = detail::addr_aligned(in.data, 16) && (in.rows <= 1 || in.row_stride % V == 0);
     const std::int64_t chunks = in.rows * ((in.cols + V - 1) / V);
     detail::tensor_stats_kernel<In><<<detail::grid_for(chunks, detail::block_threads * 4), detail::block_threads, 0, stream>>>(
         reinterpret_cast<const detail::storage_t<In>*>(in.data), in.rows, in.cols, in.row_stride, vec_in, stats);
-    return cudaGetLastError();
+    return from_cuda(cudaGetLastError());
   });
 }
 
@@ -1306,21 +1310,23 @@ cudaError_t launch_tensor_stats(matrix_view<const T> in, std::uint32_t* stats, c
 // (row stride packed_stride words, >= ceil(K/8); -1 = dense) with nibble q + 8, weight_scale [N, ceil(K/G)]
 // in s.store's type, signed zero points [N, ceil(K/G)] int32 (asymmetric). G must be a multiple of 8.
 template <class H, class T, std::enable_if_t<is_scheme_holder_v<H>, int> = 0>
-cudaError_t launch_w4a16_pack(const H& sch, matrix_view<const T> w, std::int64_t group, std::uint32_t* weight_packed,
+status launch_w4a16_pack(const H& sch, matrix_view<const T> w, std::int64_t group, std::uint32_t* weight_packed,
                               scale_view scales, matrix_view<std::int32_t> zeros = {}, cudaStream_t stream = nullptr,
                               std::int64_t packed_stride = -1, rounding rd = {}) {
   static_assert(std::is_same_v<typename H::format, qnum::qint4>, "W4A16 packing: int4 schemes");
-  if (group <= 0 || group % 8 != 0) return cudaErrorInvalidValue;
-  return detail::with_type<T>(w.type, [&](auto in_tag) -> cudaError_t {
+  if (group <= 0 || group % 8 != 0) return status::bad_group;
+  return detail::with_type<T>(w.type, [&](auto in_tag) -> status {
     using In = typename decltype(in_tag)::type;
     detail::job<H, In, float> j;
     j.sch = sch;
-    if (cudaError_t e = detail::prepare_in(w, group_size(group), j); e != cudaSuccess) return e;
-    if (w.rows == 0 || w.cols == 0) return cudaSuccess;
+    if (status e = detail::prepare_in(w, group_size(group), j); e != status::ok) return e;
+    if (w.rows == 0 || w.cols == 0) return status::ok;
     const std::int64_t words = (w.cols + 7) / 8;
     const std::int64_t stride = packed_stride < 0 ? words : packed_stride;
-    if (weight_packed == nullptr || !detail::elem_aligned(weight_packed) || stride < words) return cudaErrorInvalidValue;
-    if (cudaError_t e = detail::prepare_scales(j, scales, zeros); e != cudaSuccess) return e;
+    if (weight_packed == nullptr) return status::null_pointer;
+    if (!detail::elem_aligned(weight_packed)) return status::misaligned;
+    if (stride < words) return status::bad_stride;
+    if (status e = detail::prepare_scales(j, scales, zeros); e != status::ok) return e;
     // Chunks of 8 elements: 16-byte aligned for bf16/fp16 (and two 16-byte loads for fp32) when the
     // row stride keeps them so.
     j.vec_in = detail::addr_aligned(w.data, 16) && (w.rows <= 1 || (w.row_stride * detail::io<In>::size) % 16 == 0);
@@ -1331,7 +1337,7 @@ cudaError_t launch_w4a16_pack(const H& sch, matrix_view<const T> w, std::int64_t
   });
 }
 template <class T>
-cudaError_t launch_w4a16_pack(const scheme<qnum::qint4>& s, matrix_view<const T> w, std::int64_t group,
+status launch_w4a16_pack(const scheme<qnum::qint4>& s, matrix_view<const T> w, std::int64_t group,
                               std::uint32_t* weight_packed, scale_view scales, matrix_view<std::int32_t> zeros = {},
                               cudaStream_t stream = nullptr, std::int64_t packed_stride = -1, rounding rd = {}) {
   return launch_w4a16_pack(runtime_scheme<qnum::qint4>{s}, w, group, weight_packed, scales, zeros, stream, packed_stride, rd);

@@ -112,7 +112,7 @@ constexpr bool format_covered() { return F::is_integer || float_covered<F>(); }
 // Whether a group with parameters p can take the lanes (the caller has checked format, types, rounding).
 template <class F>
 inline bool group_covered(const scheme<F>& s, const group_params& p) {
-  if (s.work != work_dtype::fp32) return false;
+  if (s.work != dtype::fp32) return false;
   const float d = s.x_by == scale_op::multiply ? p.inv : p.code_scale;  // then x * d or x / d is NaN only for NaN x
   return d > 0.0f && d <= flt_max;
 }

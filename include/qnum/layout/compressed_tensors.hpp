@@ -19,9 +19,10 @@
 #include "qnum/layout/pack.hpp"
 
 QNUM_BEGIN_NAMESPACE
+namespace ct {
 
 // Shapes of the tensors of one pack-quantized weight. group = -1 means one group per row (channel).
-struct ct_pack_quantized_shape {
+struct pack_quantized_shape {
   std::int64_t n = 0, k = 0, group = 0, groups = 0;
   int bits = 0;
   std::int64_t packed_rows = 0, packed_cols = 0;  // weight_packed [n, ceil(k*bits/32)]
@@ -31,13 +32,13 @@ struct ct_pack_quantized_shape {
 
 // Fills `out` for an [n, k] weight with `bits`-bit codes and group size `group` (> 0, or -1 for
 // channel-wise). groups = ceil(k/group): a ragged last group is allowed (compressed-tensors pads).
-inline pack_status ct_pack_quantized_layout(std::int64_t n, std::int64_t k, int bits, std::int64_t group,
-                                            ct_pack_quantized_shape* out) {
-  if (out == nullptr) return pack_status::null_pointer;
-  if (bits < 1 || bits > 8) return pack_status::bad_bits;
-  if (n < 0 || k < 0) return pack_status::bad_shape;
-  if (group == 0 || group < -1) return pack_status::bad_group;
-  ct_pack_quantized_shape s;
+inline status pack_quantized_layout(std::int64_t n, std::int64_t k, int bits, std::int64_t group,
+                                    pack_quantized_shape* out) {
+  if (out == nullptr) return status::null_pointer;
+  if (bits < 1 || bits > 8) return status::bad_bits;
+  if (n < 0 || k < 0) return status::bad_shape;
+  if (group == 0 || group < -1) return status::bad_group;
+  pack_quantized_shape s;
   s.n = n;
   s.k = k;
   s.bits = bits;
@@ -50,45 +51,51 @@ inline pack_status ct_pack_quantized_layout(std::int64_t n, std::int64_t k, int 
   s.zp_rows = packed_words(n, bits);
   s.zp_cols = s.groups;
   *out = s;
-  return pack_status::ok;
+  return status::ok;
 }
 
 // weight_packed from signed codes q[n, k] in [-2^(bits-1), 2^(bits-1)-1] (row-major).
-inline pack_status ct_pack_weight(const std::int8_t* q, std::int64_t n, std::int64_t k, int bits,
-                                  std::uint32_t* weight_packed) {
+inline status pack_weight(const std::int8_t* q, std::int64_t n, std::int64_t k, int bits,
+                          std::uint32_t* weight_packed) {
   return pack_int32(q, n, k, bits, packed_dim::cols, weight_packed);
 }
 // weight_packed straight from qnum::quantize's codes (integer formats: two's complement in the low `bits`
-// bits of each byte, e.g. int4 -1 = 0x0F): the same words as ct_pack_weight of the sign-extended codes,
+// bits of each byte, e.g. int4 -1 = 0x0F): the same words as ct::pack_weight of the sign-extended codes,
 // without that pass. A code with bits set above `bits` -> code_out_of_range.
-inline pack_status ct_pack_weight_codes(const std::uint8_t* codes, std::int64_t n, std::int64_t k, int bits,
-                                        std::uint32_t* weight_packed) {
-  if (bits < 1 || bits > 8) return pack_status::bad_bits;
+inline status pack_weight_codes(const std::uint8_t* codes, std::int64_t n, std::int64_t k, int bits,
+                                std::uint32_t* weight_packed) {
+  if (bits < 1 || bits > 8) return status::bad_bits;
   return detail::pack_dense_impl(codes, n, k, bits, packed_dim::cols, false, weight_packed, 1u << (bits - 1));
 }
 // Inverse: q[n, k] from weight_packed.
-inline pack_status ct_unpack_weight(const std::uint32_t* weight_packed, std::int64_t n, std::int64_t k, int bits,
-                                    std::int8_t* q) {
+inline status unpack_weight(const std::uint32_t* weight_packed, std::int64_t n, std::int64_t k, int bits,
+                            std::int8_t* q) {
   return unpack_int32(weight_packed, n, k, bits, packed_dim::cols, q);
 }
 // weight_zero_point from signed zero points zp[n, groups] (row-major, same orientation as
 // weight_scale): int32 [ceil(n*bits/32), groups], packed along n.
-inline pack_status ct_pack_zero_point(const std::int8_t* zp, std::int64_t n, std::int64_t groups, int bits,
-                                      std::uint32_t* weight_zero_point) {
+inline status pack_zero_point(const std::int8_t* zp, std::int64_t n, std::int64_t groups, int bits,
+                              std::uint32_t* weight_zero_point) {
+  return pack_int32(zp, n, groups, bits, packed_dim::rows, weight_zero_point);
+}
+// The same from the int32 zero points quantize writes ([N, groups], signed, asymmetric schemes).
+inline status pack_zero_point(const std::int32_t* zp, std::int64_t n, std::int64_t groups, int bits,
+                              std::uint32_t* weight_zero_point) {
   return pack_int32(zp, n, groups, bits, packed_dim::rows, weight_zero_point);
 }
 // Inverse: zp[n, groups] from weight_zero_point.
-inline pack_status ct_unpack_zero_point(const std::uint32_t* weight_zero_point, std::int64_t n, std::int64_t groups,
-                                        int bits, std::int8_t* zp) {
+inline status unpack_zero_point(const std::uint32_t* weight_zero_point, std::int64_t n, std::int64_t groups,
+                                int bits, std::int8_t* zp) {
   return unpack_int32(weight_zero_point, n, groups, bits, packed_dim::rows, zp);
 }
 // weight_shape = {n, k} as int32 (bad_shape when either does not fit int32).
-inline pack_status ct_weight_shape(std::int64_t n, std::int64_t k, std::int32_t* weight_shape) {
-  if (weight_shape == nullptr) return pack_status::null_pointer;
-  if (n < 0 || k < 0 || n > 0x7FFFFFFF || k > 0x7FFFFFFF) return pack_status::bad_shape;
-  weight_shape[0] = static_cast<std::int32_t>(n);
-  weight_shape[1] = static_cast<std::int32_t>(k);
-  return pack_status::ok;
+inline status weight_shape(std::int64_t n, std::int64_t k, std::int32_t* out) {
+  if (out == nullptr) return status::null_pointer;
+  if (n < 0 || k < 0 || n > 0x7FFFFFFF || k > 0x7FFFFFFF) return status::bad_shape;
+  out[0] = static_cast<std::int32_t>(n);
+  out[1] = static_cast<std::int32_t>(k);
+  return status::ok;
 }
 
+}  // namespace ct
 QNUM_END_NAMESPACE

@@ -31,19 +31,6 @@
 #include "qnum/layout/pack.hpp"
 
 QNUM_BEGIN_NAMESPACE
-
-enum class gguf_type : int { q4_0 = 2, q4_1 = 3, q8_0 = 8 };  // values = GGMLQuantizationType
-
-inline constexpr int gguf_block_size = 32;
-
-// Bytes of one 32-element block.
-QNUM_HD constexpr int gguf_block_bytes(gguf_type t) { return t == gguf_type::q4_0 ? 18 : t == gguf_type::q4_1 ? 20 : 34; }
-
-// Bytes of n elements (n a multiple of 32), -1 otherwise.
-QNUM_HD constexpr std::int64_t gguf_row_bytes(gguf_type t, std::int64_t n) {
-  return (n < 0 || n % gguf_block_size != 0) ? -1 : n / gguf_block_size * gguf_block_bytes(t);
-}
-
 namespace detail {
 // C's (int8_t)(float v) as compiled for x86-64 (cvttss2si to int32, keep the low byte): truncation
 // toward zero; NaN and |v| >= 2^31 give int32 0x80000000 whose low byte is 0.
@@ -63,9 +50,23 @@ QNUM_HD std::int32_t ggml_roundf_i8(float v) {
 }
 }  // namespace detail
 
+namespace gguf {
+
+enum class type : int { q4_0 = 2, q4_1 = 3, q8_0 = 8 };  // values = GGMLQuantizationType
+
+inline constexpr int block_size = 32;
+
+// Bytes of one 32-element block.
+QNUM_HD constexpr int block_bytes(type t) { return t == type::q4_0 ? 18 : t == type::q4_1 ? 20 : 34; }
+
+// Bytes of n elements (n a multiple of 32), -1 otherwise.
+QNUM_HD constexpr std::int64_t row_bytes(type t, std::int64_t n) {
+  return (n < 0 || n % block_size != 0) ? -1 : n / block_size * block_bytes(t);
+}
+
 // One Q4_0 block from x[32] into out[18] (ggml quantize_row_q4_0_ref). Returns true when the fp16 d
 // overflowed (written as Inf, as ggml does).
-QNUM_HD bool gguf_quantize_block_q4_0(const float* x, std::uint8_t* out) {
+QNUM_HD bool quantize_block_q4_0(const float* x, std::uint8_t* out) {
   float amax = 0.0f, max = 0.0f;
   for (int j = 0; j < 32; ++j) {
     const float a = detail::abs_bits(x[j]);
@@ -88,7 +89,7 @@ QNUM_HD bool gguf_quantize_block_q4_0(const float* x, std::uint8_t* out) {
   return detail::fp16_is_inf(dh);
 }
 // One Q4_0 block -> y[32]: (nib - 8) * d (one exact-integer multiply).
-QNUM_HD void gguf_dequantize_block_q4_0(const std::uint8_t* in, float* y) {
+QNUM_HD void dequantize_block_q4_0(const std::uint8_t* in, float* y) {
   const float d = from_fp16(detail::get_u16(in));
   for (int j = 0; j < 16; ++j) {
     y[j] = detail::canonical_nan(detail::mul_rn(static_cast<float>(static_cast<std::int32_t>(in[2 + j] & 0xF) - 8), d));
@@ -97,7 +98,7 @@ QNUM_HD void gguf_dequantize_block_q4_0(const std::uint8_t* in, float* y) {
 }
 
 // One Q4_1 block (ggml quantize_row_q4_1_ref): d = (max-min)/15, m = min, nib = min(15, trunc((x-min)*id + 0.5)).
-QNUM_HD bool gguf_quantize_block_q4_1(const float* x, std::uint8_t* out) {
+QNUM_HD bool quantize_block_q4_1(const float* x, std::uint8_t* out) {
   float min = 3.40282347e38f, max = -3.40282347e38f;
   for (int j = 0; j < 32; ++j) {
     if (x[j] < min) min = x[j];
@@ -119,7 +120,7 @@ QNUM_HD bool gguf_quantize_block_q4_1(const float* x, std::uint8_t* out) {
   return detail::fp16_is_inf(dh) || detail::fp16_is_inf(mh);
 }
 // One Q4_1 block -> y[32]: fl(fl(nib * d) + m).
-QNUM_HD void gguf_dequantize_block_q4_1(const std::uint8_t* in, float* y) {
+QNUM_HD void dequantize_block_q4_1(const std::uint8_t* in, float* y) {
   const float d = from_fp16(detail::get_u16(in));
   const float m = from_fp16(detail::get_u16(in + 2));
   for (int j = 0; j < 16; ++j) {
@@ -129,7 +130,7 @@ QNUM_HD void gguf_dequantize_block_q4_1(const std::uint8_t* in, float* y) {
 }
 
 // One Q8_0 block (ggml quantize_row_q8_0_ref): d = amax/127, q = roundf(x*id) (half away from zero).
-QNUM_HD bool gguf_quantize_block_q8_0(const float* x, std::uint8_t* out) {
+QNUM_HD bool quantize_block_q8_0(const float* x, std::uint8_t* out) {
   float amax = 0.0f;
   for (int j = 0; j < 32; ++j) {
     const float a = detail::abs_bits(x[j]);
@@ -144,59 +145,60 @@ QNUM_HD bool gguf_quantize_block_q8_0(const float* x, std::uint8_t* out) {
   return detail::fp16_is_inf(dh);
 }
 // One Q8_0 block -> y[32]: q * d.
-QNUM_HD void gguf_dequantize_block_q8_0(const std::uint8_t* in, float* y) {
+QNUM_HD void dequantize_block_q8_0(const std::uint8_t* in, float* y) {
   const float d = from_fp16(detail::get_u16(in));
   for (int j = 0; j < 32; ++j) y[j] = detail::canonical_nan(detail::mul_rn(static_cast<float>(static_cast<std::int8_t>(in[2 + j])), d));
 }
 
-// n floats (n a multiple of 32, else bad_shape) -> gguf_row_bytes(t, n) bytes. Any NaN/Inf input ->
+// n floats (n a multiple of 32, else bad_shape) -> gguf::row_bytes(t, n) bytes. Any NaN/Inf input ->
 // non_finite, nothing written. Returns scale_overflow (after writing every block) when some block's
 // fp16 scale overflowed.
-inline pack_status gguf_quantize(gguf_type t, const float* x, std::int64_t n, std::uint8_t* out) {
-  if (t != gguf_type::q4_0 && t != gguf_type::q4_1 && t != gguf_type::q8_0) return pack_status::bad_bits;
-  if (n < 0 || n % gguf_block_size != 0) return pack_status::bad_shape;
-  if (n == 0) return pack_status::ok;
-  if (x == nullptr || out == nullptr) return pack_status::null_pointer;
+inline status quantize(type t, const float* x, std::int64_t n, std::uint8_t* out) {
+  if (t != type::q4_0 && t != type::q4_1 && t != type::q8_0) return status::bad_bits;
+  if (n < 0 || n % block_size != 0) return status::bad_shape;
+  if (n == 0) return status::ok;
+  if (x == nullptr || out == nullptr) return status::null_pointer;
   bool overflow = false;
 #if QNUM_HOST_SIMD
   bool nonfinite = false;
   // The lanes of the CPU's best instruction set (host/simd.hpp): the same bytes as the blocks below.
   if (detail::simd::dispatch([&](auto e) { nonfinite = decltype(e)::any_nonfinite(x, n); })) {
-    if (nonfinite) return pack_status::non_finite;
+    if (nonfinite) return status::non_finite;
     detail::simd::dispatch([&](auto e) {
-      overflow = decltype(e)::gguf_blocks(static_cast<int>(t), x, n / gguf_block_size, out,
-                                          [](const float* xb, std::uint8_t* ob) { return gguf_quantize_block_q4_1(xb, ob); });
+      overflow = decltype(e)::gguf_blocks(static_cast<int>(t), x, n / block_size, out,
+                                          [](const float* xb, std::uint8_t* ob) { return quantize_block_q4_1(xb, ob); });
     });
-    return overflow ? pack_status::scale_overflow : pack_status::ok;
+    return overflow ? status::scale_overflow : status::ok;
   }
 #endif
   for (std::int64_t i = 0; i < n; ++i)
-    if (detail::is_nonfinite(x[i])) return pack_status::non_finite;
-  const int bb = gguf_block_bytes(t);
-  for (std::int64_t b = 0; b < n / gguf_block_size; ++b) {
-    const float* xb = x + b * gguf_block_size;
+    if (detail::is_nonfinite(x[i])) return status::non_finite;
+  const int bb = block_bytes(t);
+  for (std::int64_t b = 0; b < n / block_size; ++b) {
+    const float* xb = x + b * block_size;
     std::uint8_t* ob = out + b * bb;
-    overflow |= t == gguf_type::q4_0 ? gguf_quantize_block_q4_0(xb, ob)
-                : t == gguf_type::q4_1 ? gguf_quantize_block_q4_1(xb, ob)
-                                       : gguf_quantize_block_q8_0(xb, ob);
+    overflow |= t == type::q4_0 ? quantize_block_q4_0(xb, ob)
+                : t == type::q4_1 ? quantize_block_q4_1(xb, ob)
+                                       : quantize_block_q8_0(xb, ob);
   }
-  return overflow ? pack_status::scale_overflow : pack_status::ok;
+  return overflow ? status::scale_overflow : status::ok;
 }
-// gguf_row_bytes(t, n) bytes -> n floats (n a multiple of 32).
-inline pack_status gguf_dequantize(gguf_type t, const std::uint8_t* in, std::int64_t n, float* y) {
-  if (t != gguf_type::q4_0 && t != gguf_type::q4_1 && t != gguf_type::q8_0) return pack_status::bad_bits;
-  if (n < 0 || n % gguf_block_size != 0) return pack_status::bad_shape;
-  if (n == 0) return pack_status::ok;
-  if (in == nullptr || y == nullptr) return pack_status::null_pointer;
-  const int bb = gguf_block_bytes(t);
-  for (std::int64_t b = 0; b < n / gguf_block_size; ++b) {
+// gguf::row_bytes(t, n) bytes -> n floats (n a multiple of 32).
+inline status dequantize(type t, const std::uint8_t* in, std::int64_t n, float* y) {
+  if (t != type::q4_0 && t != type::q4_1 && t != type::q8_0) return status::bad_bits;
+  if (n < 0 || n % block_size != 0) return status::bad_shape;
+  if (n == 0) return status::ok;
+  if (in == nullptr || y == nullptr) return status::null_pointer;
+  const int bb = block_bytes(t);
+  for (std::int64_t b = 0; b < n / block_size; ++b) {
     const std::uint8_t* ib = in + b * bb;
-    float* yb = y + b * gguf_block_size;
-    if (t == gguf_type::q4_0) gguf_dequantize_block_q4_0(ib, yb);
-    else if (t == gguf_type::q4_1) gguf_dequantize_block_q4_1(ib, yb);
-    else gguf_dequantize_block_q8_0(ib, yb);
+    float* yb = y + b * block_size;
+    if (t == type::q4_0) dequantize_block_q4_0(ib, yb);
+    else if (t == type::q4_1) dequantize_block_q4_1(ib, yb);
+    else dequantize_block_q8_0(ib, yb);
   }
-  return pack_status::ok;
+  return status::ok;
 }
 
+}  // namespace gguf
 QNUM_END_NAMESPACE

@@ -1,12 +1,12 @@
 // qnum/layout/marlin.hpp: Marlin's tiled INT4 weight layout (what vLLM/SGLang gptq_marlin_repack
-// writes) and marlin_permute_scales, so an engine can take Marlin-ready tensors without repacking.
+// writes) and marlin::permute_scales, so an engine can take Marlin-ready tensors without repacking.
 //
 // Source read (vllm-project/vllm, marlin_utils_test.py @04aa528e: marlin_permute_weights,
-// marlin_weights, get_weight_perm; marlin_utils.py: get_scale_perms, marlin_permute_scales), 16-bit
+// marlin_weights, get_weight_perm; marlin_utils.py: get_scale_perms, marlin::permute_scales), 16-bit
 // activations (is_a_8bit = false), 4-bit codes, no act-order:
 //   1. view the [K, N] codes as 16x16 tiles, tile-major: row K/16, column (n/16)*256 + (k%16)*16 + n%16
 //   2. within each chunk of 1024 columns (four 16x16 tiles = one 16x64 Marlin tile) take the columns
-//      in the order `marlin_weight_perm()` (the mma.m16n8k16 B-fragment order, with the 0,2,4,6,1,3,5,7
+//      in the order `marlin::weight_perm()` (the mma.m16n8k16 B-fragment order, with the 0,2,4,6,1,3,5,7
 //      interleave of each 8 folded in)
 //   3. pack 8 consecutive values per int32, value i at bits 4i -> output int32 [K/16, 2N].
 // Requires K % 16 == 0 and N % 64 == 0 (the repack's tile; vLLM layers additionally need K % 128).
@@ -20,15 +20,16 @@
 #include "qnum/layout/pack.hpp"
 
 QNUM_BEGIN_NAMESPACE
+namespace marlin {
 
-struct marlin_perm_table {
+struct perm_table {
   int v[1024];
 };
 
 // get_weight_perm(4) for 16-bit activations: output position p of a 1024-chunk takes input column v[p].
-inline const marlin_perm_table& marlin_weight_perm() {
-  static const marlin_perm_table t = [] {
-    marlin_perm_table r{};
+inline const perm_table& weight_perm() {
+  static const perm_table t = [] {
+    perm_table r{};
     int raw[1024];
     int n = 0;
     for (int i = 0; i < 32; ++i) {
@@ -51,12 +52,12 @@ inline const marlin_perm_table& marlin_weight_perm() {
 }
 
 // Marlin int32 [K/16, 2N] from unsigned 4-bit codes q[N, K] (the stored uint4b8/uint4 nibbles).
-inline pack_status marlin_pack_weight(const std::uint8_t* q, std::int64_t n, std::int64_t k, std::uint32_t* out) {
-  if (n < 0 || k < 0 || k % 16 != 0 || n % 64 != 0) return pack_status::bad_shape;
-  if (n * k == 0) return pack_status::ok;
-  if (q == nullptr || out == nullptr) return pack_status::null_pointer;
-  if (!detail::codes_fit(q, n * k, 4, false)) return pack_status::code_out_of_range;
-  const marlin_perm_table& perm = marlin_weight_perm();
+inline status pack_weight(const std::uint8_t* q, std::int64_t n, std::int64_t k, std::uint32_t* out) {
+  if (n < 0 || k < 0 || k % 16 != 0 || n % 64 != 0) return status::bad_shape;
+  if (n * k == 0) return status::ok;
+  if (q == nullptr || out == nullptr) return status::null_pointer;
+  if (!detail::codes_fit(q, n * k, 4, false)) return status::code_out_of_range;
+  const perm_table& perm = weight_perm();
   const std::int64_t row_len = 16 * n;  // values per output row (one 16-row strip of K)
   for (std::int64_t kt = 0; kt < k / 16; ++kt)
     for (std::int64_t w = 0; w < row_len / 8; ++w) {
@@ -70,47 +71,47 @@ inline pack_status marlin_pack_weight(const std::uint8_t* q, std::int64_t n, std
       }
       out[kt * (row_len / 8) + w] = word;
     }
-  return pack_status::ok;
+  return status::ok;
 }
 // Signed codes q[N, K] in [-8, 7], stored as uint4b8 (q + 8), the symmetric GPTQ/compressed-tensors type.
-inline pack_status marlin_pack_weight(const std::int8_t* q, std::int64_t n, std::int64_t k, std::uint32_t* out) {
-  if (n < 0 || k < 0 || k % 16 != 0 || n % 64 != 0) return pack_status::bad_shape;
-  if (n * k == 0) return pack_status::ok;
-  if (q == nullptr || out == nullptr) return pack_status::null_pointer;
-  if (!detail::codes_fit(q, n * k, 4, true)) return pack_status::code_out_of_range;
+inline status pack_weight(const std::int8_t* q, std::int64_t n, std::int64_t k, std::uint32_t* out) {
+  if (n < 0 || k < 0 || k % 16 != 0 || n % 64 != 0) return status::bad_shape;
+  if (n * k == 0) return status::ok;
+  if (q == nullptr || out == nullptr) return status::null_pointer;
+  if (!detail::codes_fit(q, n * k, 4, true)) return status::code_out_of_range;
   // Small shapes only need a temporary; one pass through the unsigned path keeps one definition.
   std::uint8_t* u = new std::uint8_t[static_cast<std::size_t>(n * k)];
   for (std::int64_t i = 0; i < n * k; ++i) u[i] = static_cast<std::uint8_t>(to_offset_binary(q[i], 4));
-  const pack_status s = marlin_pack_weight(u, n, k, out);
+  const status s = pack_weight(u, n, k, out);
   delete[] u;
   return s;
 }
 
 // gptq_marlin_repack without act-order: GPTQ qweight [K/8, N] (4-bit) -> Marlin [K/16, 2N].
-inline pack_status marlin_repack_gptq(const std::uint32_t* qweight, std::int64_t k, std::int64_t n, std::uint32_t* out) {
-  if (n < 0 || k < 0 || k % 16 != 0 || n % 64 != 0) return pack_status::bad_shape;
-  if (n * k == 0) return pack_status::ok;
-  if (qweight == nullptr || out == nullptr) return pack_status::null_pointer;
+inline status repack_gptq(const std::uint32_t* qweight, std::int64_t k, std::int64_t n, std::uint32_t* out) {
+  if (n < 0 || k < 0 || k % 16 != 0 || n % 64 != 0) return status::bad_shape;
+  if (n * k == 0) return status::ok;
+  if (qweight == nullptr || out == nullptr) return status::null_pointer;
   std::uint8_t* u = new std::uint8_t[static_cast<std::size_t>(n * k)];
   for (std::int64_t c = 0; c < n; ++c)
     for (std::int64_t kk = 0; kk < k; ++kk) u[c * k + kk] = static_cast<std::uint8_t>(nibble_of(qweight[(kk / 8) * n + c], static_cast<int>(kk % 8)));
-  const pack_status s = marlin_pack_weight(u, n, k, out);
+  const status s = pack_weight(u, n, k, out);
   delete[] u;
   return s;
 }
 
-// marlin_permute_scales: scales s[N, G] (weight orientation; any element type T, e.g. fp16/bf16
+// marlin::permute_scales: scales s[N, G] (weight orientation; any element type T, e.g. fp16/bf16
 // bits or float) -> permuted [G, N]. group = -1 or group >= k selects the channel-wise permutation
 // (G must then be 1). N % 64 == 0.
 template <class T>
-inline pack_status marlin_permute_scales(const T* s, std::int64_t n, std::int64_t groups, std::int64_t k,
-                                         std::int64_t group, T* out) {
-  if (n < 0 || groups < 0 || k < 0 || n % 64 != 0) return pack_status::bad_shape;
-  if (group == 0 || group < -1) return pack_status::bad_group;
+inline status permute_scales(const T* s, std::int64_t n, std::int64_t groups, std::int64_t k,
+                             std::int64_t group, T* out) {
+  if (n < 0 || groups < 0 || k < 0 || n % 64 != 0) return status::bad_shape;
+  if (group == 0 || group < -1) return status::bad_group;
   const bool grouped = group != -1 && group < k;
-  if (grouped ? groups * group != k : groups != 1) return pack_status::bad_group;
-  if (n * groups == 0) return pack_status::ok;
-  if (s == nullptr || out == nullptr) return pack_status::null_pointer;
+  if (grouped ? groups * group != k : groups != 1) return status::bad_group;
+  if (n * groups == 0) return status::ok;
+  if (s == nullptr || out == nullptr) return status::null_pointer;
   static const int single_off[8] = {0, 1, 8, 9, 16, 17, 24, 25};
   const int chunk = grouped ? 64 : 32;
   const std::int64_t total = n * groups;
@@ -121,7 +122,8 @@ inline pack_status marlin_permute_scales(const T* s, std::int64_t n, std::int64_
     const std::int64_t g = src / n, c = src % n;
     out[p] = s[c * groups + g];
   }
-  return pack_status::ok;
+  return status::ok;
 }
 
+}  // namespace marlin
 QNUM_END_NAMESPACE

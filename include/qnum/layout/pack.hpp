@@ -19,35 +19,9 @@
 #include "qnum/config.hpp"
 #include "qnum/detail/bits.hpp"
 #include "qnum/detail/fp_rn.hpp"
+#include "qnum/status.hpp"
 
 QNUM_BEGIN_NAMESPACE
-
-// Result of every host entry point that packs, unpacks or builds a layout. Nothing is written to the
-// outputs unless the status is ok (except where a function says otherwise).
-enum class pack_status : int {
-  ok = 0,
-  null_pointer,       // an input or output pointer is null while its size is non-zero
-  bad_bits,           // bit width outside what the layout supports
-  bad_shape,          // a dimension is negative, or the layout cannot hold this shape
-  bad_group,          // group size <= 0 or not compatible with the layout
-  code_out_of_range,  // a code does not fit the bit width (or, GPTQ v1, a zero point of 0)
-  non_finite,         // NaN or Inf in a float input the layout quantizes itself (GGUF)
-  scale_overflow,     // a scale does not fit the layout's scale type (fp16 Inf)
-};
-
-inline const char* to_string(pack_status s) {
-  switch (s) {
-    case pack_status::ok: return "ok";
-    case pack_status::null_pointer: return "null pointer";
-    case pack_status::bad_bits: return "bad bit width";
-    case pack_status::bad_shape: return "shape not supported by the layout";
-    case pack_status::bad_group: return "bad group size";
-    case pack_status::code_out_of_range: return "code out of range for the bit width";
-    case pack_status::non_finite: return "non-finite input";
-    case pack_status::scale_overflow: return "scale overflows the scale type";
-  }
-  return "unknown";
-}
 
 // Which dimension of a row-major [rows, cols] array is packed. packed_dim::cols (compressed-tensors
 // packed_dim=1): each row becomes ceil(cols*bits/32) words, output [rows, ceil(cols*bits/32)].
@@ -166,19 +140,19 @@ inline bool codes_fit(const T* codes, std::int64_t n, int bits, bool is_signed) 
 // flip: XORed into every (unsigned) field before packing: qnum's two's complement codes become offset
 // binary with flip = 2^(bits-1).
 template <class T>
-inline pack_status pack_dense_impl(const T* codes, std::int64_t rows, std::int64_t cols, int bits, packed_dim dim,
-                                   bool is_signed, std::uint32_t* out, std::uint32_t flip = 0) {
-  if (bits < 1 || bits > 8) return pack_status::bad_bits;
-  if (!pack_shape_ok(rows, cols)) return pack_status::bad_shape;
+inline status pack_dense_impl(const T* codes, std::int64_t rows, std::int64_t cols, int bits, packed_dim dim,
+                              bool is_signed, std::uint32_t* out, std::uint32_t flip = 0) {
+  if (bits < 1 || bits > 8) return status::bad_bits;
+  if (!pack_shape_ok(rows, cols)) return status::bad_shape;
   const std::int64_t n = rows * cols;
-  if (n == 0) return pack_status::ok;
-  if (codes == nullptr || out == nullptr) return pack_status::null_pointer;
-  if (!codes_fit(codes, n, bits, is_signed)) return pack_status::code_out_of_range;
+  if (n == 0) return status::ok;
+  if (codes == nullptr || out == nullptr) return status::null_pointer;
+  if (!codes_fit(codes, n, bits, is_signed)) return status::code_out_of_range;
   const std::int64_t lines = dim == packed_dim::cols ? rows : cols;
   const std::int64_t len = dim == packed_dim::cols ? cols : rows;
   const std::int64_t wpl = packed_words(len, bits);
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  if (bits == 4 && dim == packed_dim::cols && cols % 8 == 0) {
+  if (sizeof(T) == 1 && bits == 4 && dim == packed_dim::cols && cols % 8 == 0) {
     // Eight 4-bit fields per word, field i at bits 4i: the codes' low nibbles (offset-binary for signed:
     // (v + 8) & 15 == (v & 15) ^ 8) gathered from 8 bytes with three shift-or-mask steps.
     const std::uint64_t flip64 = is_signed ? 0x0808080808080808ull : 0x0101010101010101ull * (flip & 15u);
@@ -190,7 +164,7 @@ inline pack_status pack_dense_impl(const T* codes, std::int64_t rows, std::int64
       w = (w | (w >> 8)) & 0x0000FFFF0000FFFFull;
       out[i] = static_cast<std::uint32_t>(w | (w >> 16));
     }
-    return pack_status::ok;
+    return status::ok;
   }
 #endif
   for (std::int64_t i = 0; i < lines * wpl; ++i) out[i] = 0;
@@ -211,15 +185,15 @@ inline pack_status pack_dense_impl(const T* codes, std::int64_t rows, std::int64
       }
     }
   }
-  return pack_status::ok;
+  return status::ok;
 }
 template <class T>
-inline pack_status unpack_dense_impl(const std::uint32_t* words, std::int64_t rows, std::int64_t cols, int bits,
-                                     packed_dim dim, bool is_signed, T* out) {
-  if (bits < 1 || bits > 8) return pack_status::bad_bits;
-  if (!pack_shape_ok(rows, cols)) return pack_status::bad_shape;
-  if (rows * cols == 0) return pack_status::ok;
-  if (words == nullptr || out == nullptr) return pack_status::null_pointer;
+inline status unpack_dense_impl(const std::uint32_t* words, std::int64_t rows, std::int64_t cols, int bits,
+                                packed_dim dim, bool is_signed, T* out) {
+  if (bits < 1 || bits > 8) return status::bad_bits;
+  if (!pack_shape_ok(rows, cols)) return status::bad_shape;
+  if (rows * cols == 0) return status::ok;
+  if (words == nullptr || out == nullptr) return status::null_pointer;
   const std::int64_t wpl = packed_words(dim == packed_dim::cols ? cols : rows, bits);
   for (std::int64_t r = 0; r < rows; ++r) {
     for (std::int64_t c = 0; c < cols; ++c) {
@@ -237,7 +211,7 @@ inline pack_status unpack_dense_impl(const std::uint32_t* words, std::int64_t ro
       out[r * cols + c] = static_cast<T>(is_signed ? from_offset_binary(field, bits) : static_cast<std::int32_t>(field));
     }
   }
-  return pack_status::ok;
+  return status::ok;
 }
 }  // namespace detail
 
@@ -249,53 +223,59 @@ inline std::int64_t pack_int32_size(std::int64_t rows, std::int64_t cols, int bi
 
 // compressed-tensors pack_to_int32(value, bits, packed_dim): signed codes q in [-2^(b-1), 2^(b-1)-1]
 // stored offset-binary (q + 2^(b-1)) densely along `dim`, bits 1..8. out must hold pack_int32_size.
-inline pack_status pack_int32(const std::int8_t* codes, std::int64_t rows, std::int64_t cols, int bits, packed_dim dim,
-                              std::uint32_t* out) {
+inline status pack_int32(const std::int8_t* codes, std::int64_t rows, std::int64_t cols, int bits, packed_dim dim,
+                         std::uint32_t* out) {
   return detail::pack_dense_impl(codes, rows, cols, bits, dim, true, out);
 }
 // Same layout for unsigned codes v in [0, 2^b - 1], stored as they are (no offset): GPTQ/AWQ nibbles,
 // asymmetric uint4 codes.
-inline pack_status pack_int32(const std::uint8_t* codes, std::int64_t rows, std::int64_t cols, int bits, packed_dim dim,
-                              std::uint32_t* out) {
+inline status pack_int32(const std::uint8_t* codes, std::int64_t rows, std::int64_t cols, int bits, packed_dim dim,
+                         std::uint32_t* out) {
   return detail::pack_dense_impl(codes, rows, cols, bits, dim, false, out);
 }
+// Signed values held in int32 (the zero points quantize writes for asymmetric schemes), offset-binary as
+// the int8 overload; a value outside [-2^(bits-1), 2^(bits-1)-1] gives code_out_of_range.
+inline status pack_int32(const std::int32_t* codes, std::int64_t rows, std::int64_t cols, int bits, packed_dim dim,
+                         std::uint32_t* out) {
+  return detail::pack_dense_impl(codes, rows, cols, bits, dim, true, out);
+}
 // Inverse of pack_int32 (compressed-tensors unpack_from_int32 for the int8 overload): [rows, cols] codes.
-inline pack_status unpack_int32(const std::uint32_t* words, std::int64_t rows, std::int64_t cols, int bits,
-                                packed_dim dim, std::int8_t* out) {
+inline status unpack_int32(const std::uint32_t* words, std::int64_t rows, std::int64_t cols, int bits,
+                           packed_dim dim, std::int8_t* out) {
   return detail::unpack_dense_impl(words, rows, cols, bits, dim, true, out);
 }
-inline pack_status unpack_int32(const std::uint32_t* words, std::int64_t rows, std::int64_t cols, int bits,
-                                packed_dim dim, std::uint8_t* out) {
+inline status unpack_int32(const std::uint32_t* words, std::int64_t rows, std::int64_t cols, int bits,
+                           packed_dim dim, std::uint8_t* out) {
   return detail::unpack_dense_impl(words, rows, cols, bits, dim, false, out);
 }
 
 // n 4-bit codes (each 0..15, one per byte) into ceil(n/2) bytes with `order`; an odd n leaves the
 // last byte's second nibble 0. Codes > 15 -> code_out_of_range.
-inline pack_status pack_nibbles(const std::uint8_t* codes, std::int64_t n, nibble_order order, std::uint8_t* out) {
-  if (n < 0) return pack_status::bad_shape;
-  if (n == 0) return pack_status::ok;
-  if (codes == nullptr || out == nullptr) return pack_status::null_pointer;
+inline status pack_nibbles(const std::uint8_t* codes, std::int64_t n, nibble_order order, std::uint8_t* out) {
+  if (n < 0) return status::bad_shape;
+  if (n == 0) return status::ok;
+  if (codes == nullptr || out == nullptr) return status::null_pointer;
   for (std::int64_t i = 0; i < n; ++i)
-    if (codes[i] > 15) return pack_status::code_out_of_range;
+    if (codes[i] > 15) return status::code_out_of_range;
   for (std::int64_t i = 0; i < n / 2; ++i) out[i] = pack_nibble_pair(codes[2 * i], codes[2 * i + 1], order);
   if (n % 2) out[n / 2] = pack_nibble_pair(codes[n - 1], 0, order);
-  return pack_status::ok;
+  return status::ok;
 }
 // Inverse of pack_nibbles: n codes (0..15) from ceil(n/2) bytes.
-inline pack_status unpack_nibbles(const std::uint8_t* bytes, std::int64_t n, nibble_order order, std::uint8_t* out) {
-  if (n < 0) return pack_status::bad_shape;
-  if (n == 0) return pack_status::ok;
-  if (bytes == nullptr || out == nullptr) return pack_status::null_pointer;
+inline status unpack_nibbles(const std::uint8_t* bytes, std::int64_t n, nibble_order order, std::uint8_t* out) {
+  if (n < 0) return status::bad_shape;
+  if (n == 0) return status::ok;
+  if (bytes == nullptr || out == nullptr) return status::null_pointer;
   for (std::int64_t i = 0; i < n; ++i) out[i] = static_cast<std::uint8_t>(unpack_nibble(bytes[i / 2], static_cast<int>(i % 2), order));
-  return pack_status::ok;
+  return status::ok;
 }
 
 // UE8M0 scale bytes e[rows, groups] (row-major) -> int32 words [rows, ceil(groups/4)], byte i of
 // word j = e[r, 4j+i], missing tail bytes 0 (DeepGEMM pack_ue8m0_to_int on a K-major scale tensor).
-inline pack_status pack_ue8m0(const std::uint8_t* e, std::int64_t rows, std::int64_t groups, std::uint32_t* out) {
-  if (rows < 0 || groups < 0) return pack_status::bad_shape;
-  if (rows * groups == 0) return pack_status::ok;
-  if (e == nullptr || out == nullptr) return pack_status::null_pointer;
+inline status pack_ue8m0(const std::uint8_t* e, std::int64_t rows, std::int64_t groups, std::uint32_t* out) {
+  if (rows < 0 || groups < 0) return status::bad_shape;
+  if (rows * groups == 0) return status::ok;
+  if (e == nullptr || out == nullptr) return status::null_pointer;
   const std::int64_t wpr = (groups + 3) / 4;
   for (std::int64_t r = 0; r < rows; ++r)
     for (std::int64_t j = 0; j < wpr; ++j) {
@@ -304,32 +284,32 @@ inline pack_status pack_ue8m0(const std::uint8_t* e, std::int64_t rows, std::int
         if (4 * j + i < groups) b[i] = e[r * groups + 4 * j + i];
       out[r * wpr + j] = pack_ue8m0x4(b[0], b[1], b[2], b[3]);
     }
-  return pack_status::ok;
+  return status::ok;
 }
 // Inverse of pack_ue8m0: e[rows, groups] from [rows, ceil(groups/4)] words.
-inline pack_status unpack_ue8m0(const std::uint32_t* words, std::int64_t rows, std::int64_t groups, std::uint8_t* e) {
-  if (rows < 0 || groups < 0) return pack_status::bad_shape;
-  if (rows * groups == 0) return pack_status::ok;
-  if (words == nullptr || e == nullptr) return pack_status::null_pointer;
+inline status unpack_ue8m0(const std::uint32_t* words, std::int64_t rows, std::int64_t groups, std::uint8_t* e) {
+  if (rows < 0 || groups < 0) return status::bad_shape;
+  if (rows * groups == 0) return status::ok;
+  if (words == nullptr || e == nullptr) return status::null_pointer;
   const std::int64_t wpr = (groups + 3) / 4;
   for (std::int64_t r = 0; r < rows; ++r)
     for (std::int64_t g = 0; g < groups; ++g)
       e[r * groups + g] = static_cast<std::uint8_t>(words[r * wpr + g / 4] >> (8 * (g % 4)));
-  return pack_status::ok;
+  return status::ok;
 }
 // Power-of-two float scales s[rows, groups] -> UE8M0 bytes (float_bits >> 23). A scale that is not
 // a positive normal power of two (0, negative, subnormal, NaN, Inf, any mantissa bit) ->
 // code_out_of_range and nothing useful in e.
-inline pack_status ue8m0_from_pow2_scales(const float* s, std::int64_t n, std::uint8_t* e) {
-  if (n < 0) return pack_status::bad_shape;
-  if (n == 0) return pack_status::ok;
-  if (s == nullptr || e == nullptr) return pack_status::null_pointer;
+inline status ue8m0_from_pow2_scales(const float* s, std::int64_t n, std::uint8_t* e) {
+  if (n < 0) return status::bad_shape;
+  if (n == 0) return status::ok;
+  if (s == nullptr || e == nullptr) return status::null_pointer;
   for (std::int64_t i = 0; i < n; ++i) {
     const std::int32_t v = ue8m0_of_pow2(s[i]);
-    if (v < 0) return pack_status::code_out_of_range;
+    if (v < 0) return status::code_out_of_range;
     e[i] = static_cast<std::uint8_t>(v);
   }
-  return pack_status::ok;
+  return status::ok;
 }
 
 QNUM_END_NAMESPACE

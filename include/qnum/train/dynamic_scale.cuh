@@ -21,6 +21,7 @@
 #include <cstdint>
 
 #include "qnum/gpu/codec_hw.cuh"
+#include "qnum/gpu/status.cuh"
 #include "qnum/train/dynamic_scale.hpp"
 #include "qnum/train/int8_adam.hpp"
 
@@ -45,9 +46,9 @@ inline std::size_t dynamic_scale_scratch_bytes(std::size_t n_groups) {
 }
 
 // The status of the last step from a copied-back header (same values as the host entry point).
-inline dq_status dynamic_scale_status(const dynamic_scale_scratch_header& h) {
-  if (h.skip) return dq_status::skipped_nonfinite;
-  return h.pass_nonfinite ? dq_status::ok_zeroed_nonfinite : dq_status::ok;
+inline status dynamic_scale_status(const dynamic_scale_scratch_header& h) {
+  if (h.skip) return status::skipped_nonfinite;
+  return h.pass_nonfinite ? status::ok_zeroed_nonfinite : status::ok;
 }
 
 namespace detail {
@@ -313,18 +314,20 @@ inline unsigned grid_for(std::size_t n, unsigned threads, unsigned cap = 4096) {
 // Device version of quantize_gradient_int8 (same arguments and results, device pointers):
 //   g [n], codes [n], residual [n] fp32 or bf16 bits or nullptr, states [n_groups] (device copies of
 //   dynamic_scale_state, zero-initialised), scratch of dynamic_scale_scratch_bytes(n_groups) bytes.
-// Returns cudaErrorInvalidValue for bad arguments (nothing enqueued), else the launch error.
+// Returns the host function's status for bad arguments (nothing enqueued), else the launch's CUDA error as a
+// status (gpu/status.cuh); the outcome of the step (ok, ok_zeroed_nonfinite, skipped_nonfinite) is in the
+// scratch header once the stream reaches it: dynamic_scale_status(header).
 template <class Residual = float>
-cudaError_t launch_quantize_gradient_int8(const float* g, std::int8_t* codes, Residual* residual, std::size_t n,
+status launch_quantize_gradient_int8(const float* g, std::int8_t* codes, Residual* residual, std::size_t n,
                                           std::size_t group_size, dynamic_scale_state* states, void* scratch,
                                           const dynamic_scale_config& cfg, cudaStream_t stream = 0) {
   static_assert(std::is_same_v<Residual, float> || std::is_same_v<Residual, std::uint16_t>,
                 "residual buffer: float (fp32) or std::uint16_t (bf16 bits)");
-  if (!dynamic_scale_config_valid(cfg)) return cudaErrorInvalidValue;
-  if (n == 0) return cudaSuccess;
-  if (g == nullptr || codes == nullptr || states == nullptr || scratch == nullptr) return cudaErrorInvalidValue;
+  if (!dynamic_scale_config_valid(cfg)) return status::bad_config;
+  if (n == 0) return status::ok;
+  if (g == nullptr || codes == nullptr || states == nullptr || scratch == nullptr) return status::null_pointer;
   const std::size_t gs = group_size == 0 ? n : group_size;
-  if (n % gs != 0) return cudaErrorInvalidValue;
+  if (n % gs != 0) return status::bad_group;
   const std::size_t n_groups = n / gs;
   auto* h = static_cast<dynamic_scale_scratch_header*>(scratch);
   constexpr unsigned threads = 256;
@@ -336,7 +339,7 @@ cudaError_t launch_quantize_gradient_int8(const float* g, std::int8_t* codes, Re
   detail::ds_prepare_kernel<><<<gb, threads, 0, stream>>>(states, n_groups, h, cfg);
   detail::ds_quantize_kernel<Residual><<<eb, threads, 0, stream>>>(g, codes, residual, n, gs, vec, states, h, cfg);
   detail::ds_finish_kernel<><<<gb, threads, 0, stream>>>(states, n_groups, n, h);
-  return cudaGetLastError();
+  return from_cuda(cudaGetLastError());
 }
 
 namespace detail {
@@ -347,7 +350,7 @@ namespace detail {
 // (a template so that the header can define it in every translation unit)
 template <int Unused = 0>
 __global__ void dequant_kernel(const std::int8_t* codes, std::size_t n, std::size_t gs, bool vec,
-                               const dynamic_scale_state* states, void* out, dequant_dtype t) {
+                               const dynamic_scale_state* states, void* out, dtype t) {
   std::size_t cur = ~std::size_t{0};
   float dq = 0.0f;
   const auto dq_of = [&](std::size_t k) {
@@ -380,7 +383,7 @@ __global__ void dequant_kernel(const std::int8_t* codes, std::size_t n, std::siz
         for (int e = 0; e < 4; ++e) {
           b[e] = dequant_store_bits(int8_dequant(static_cast<std::int8_t>(w[u] >> (8 * e)), d), t);
         }
-        if (t == dequant_dtype::fp32) {
+        if (t == dtype::fp32) {
           *reinterpret_cast<::uint4*>(static_cast<std::uint32_t*>(out) + i) = make_uint4(b[0], b[1], b[2], b[3]);
         } else {
           *reinterpret_cast<uint2*>(static_cast<std::uint16_t*>(out) + i) = make_uint2(b[0] | (b[1] << 16), b[2] | (b[3] << 16));
@@ -392,7 +395,7 @@ __global__ void dequant_kernel(const std::int8_t* codes, std::size_t n, std::siz
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
        i += std::size_t{gridDim.x} * blockDim.x) {
     const std::uint32_t b = dequant_store_bits(int8_dequant(codes[i], dq_of(i / gs)), t);
-    if (t == dequant_dtype::fp32) {
+    if (t == dtype::fp32) {
       static_cast<std::uint32_t*>(out)[i] = b;
     } else {
       static_cast<std::uint16_t*>(out)[i] = static_cast<std::uint16_t>(b);
@@ -468,41 +471,42 @@ __global__ void int8_adam_kernel(float* p, const float* g, std::size_t n, int8_a
 }  // namespace detail
 
 // Device version of dequantize_gradient_int8 (out: float* for fp32, std::uint16_t* bits otherwise).
-inline cudaError_t launch_dequantize_gradient_int8(const std::int8_t* codes, std::size_t n, std::size_t group_size,
-                                                   const dynamic_scale_state* states, void* out, dequant_dtype t,
+inline status launch_dequantize_gradient_int8(const std::int8_t* codes, std::size_t n, std::size_t group_size,
+                                                   const dynamic_scale_state* states, void* out, dtype t,
                                                    cudaStream_t stream = 0) {
-  if (n == 0) return cudaSuccess;
-  if (codes == nullptr || states == nullptr || out == nullptr) return cudaErrorInvalidValue;
+  if (n == 0) return status::ok;
+  if (codes == nullptr || states == nullptr || out == nullptr) return status::null_pointer;
   const std::size_t gs = group_size == 0 ? n : group_size;
-  if (n % gs != 0) return cudaErrorInvalidValue;
+  if (n % gs != 0) return status::bad_group;
   const auto aligned = [](const void* p, std::uintptr_t b) { return (reinterpret_cast<std::uintptr_t>(p) % b) == 0; };
-  const bool vec = gs % 4 == 0 && aligned(codes, 4) && aligned(out, t == dequant_dtype::fp32 ? 16 : 8);
+  const bool vec = gs % 4 == 0 && aligned(codes, 4) && aligned(out, t == dtype::fp32 ? 16 : 8);
   detail::dequant_kernel<><<<detail::grid_for(vec ? n / 16 : n, 256), 256, 0, stream>>>(codes, n, gs, vec, states, out, t);
-  return cudaGetLastError();
+  return from_cuda(cudaGetLastError());
 }
 
 // Device version of int8_adam_step (one pass over p, g and the states; same bits as the host).
-inline cudaError_t launch_int8_adam_step(float* p, const float* g, std::size_t n, int8_adam_state st,
+inline status launch_int8_adam_step(float* p, const float* g, std::size_t n, int8_adam_state st,
                                          const int8_adam_config& c, std::uint64_t t, cudaStream_t stream = 0) {
-  if (c.block_size == 0 || c.block_size > 4096 || t == 0) return cudaErrorInvalidValue;
+  if (c.block_size == 0 || c.block_size > 4096) return status::bad_group;
   if (qnum::detail::is_nonfinite(c.lr) || qnum::detail::is_nonfinite(c.eps) ||
       qnum::detail::is_nonfinite(c.weight_decay) || !(c.beta1 >= 0.0f && c.beta1 < 1.0f) ||
       !(c.beta2 >= 0.0f && c.beta2 < 1.0f) || !(c.eps >= 0.0f))
-    return cudaErrorInvalidValue;
-  if (n == 0) return cudaSuccess;
+    return status::bad_config;
+  if (t == 0) return status::bad_config;
+  if (n == 0) return status::ok;
   if (p == nullptr || g == nullptr || st.m_codes == nullptr || st.v_codes == nullptr || st.m_absmax == nullptr ||
       st.v_absmax == nullptr)
-    return cudaErrorInvalidValue;
+    return status::null_pointer;
   const int8_adam_scalars s = int8_adam_scalars_for(c, t);
   const std::size_t blocks = int8_adam_blocks(n, c.block_size);
-  if (blocks > 0x7FFFFFFFu) return cudaErrorInvalidValue;
+  if (blocks > 0x7FFFFFFFu) return status::bad_shape;
   const dim3 grid(static_cast<unsigned>(blocks));
-  if (c.stochastic) {
-    detail::int8_adam_kernel<true><<<grid, detail::adam_threads, 0, stream>>>(p, g, n, st, c.block_size, s, c.seed, t);
+  if (c.round.mode == rounding_mode::stochastic) {
+    detail::int8_adam_kernel<true><<<grid, detail::adam_threads, 0, stream>>>(p, g, n, st, c.block_size, s, c.round.seed, t);
   } else {
-    detail::int8_adam_kernel<false><<<grid, detail::adam_threads, 0, stream>>>(p, g, n, st, c.block_size, s, c.seed, t);
+    detail::int8_adam_kernel<false><<<grid, detail::adam_threads, 0, stream>>>(p, g, n, st, c.block_size, s, c.round.seed, t);
   }
-  return cudaGetLastError();
+  return from_cuda(cudaGetLastError());
 }
 
 }  // namespace gpu

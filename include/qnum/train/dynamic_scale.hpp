@@ -26,10 +26,10 @@
 // Non-finite gradients (an element with g'_i NaN or +-Inf; g finite but g + r overflowing counts too):
 //   nonfinite_policy::skip_step (default): if any element of the tensor is non-finite the whole step
 //     is skipped: every code is written 0, residual and states are left exactly as they were except
-//     state.skipped += 1; the call returns dq_status::skipped_nonfinite. A NaN never reaches a scale.
+//     state.skipped += 1; the call returns status::skipped_nonfinite. A NaN never reaches a scale.
 //   nonfinite_policy::zero_elements: the step proceeds; a non-finite element gets code 0, its
 //     residual is left unchanged and it is excluded from amax; the call returns
-//     dq_status::ok_zeroed_nonfinite (one pass on the device, no pre-scan needed).
+//     status::ok_zeroed_nonfinite (one pass on the device, no pre-scan needed).
 //
 // Arithmetic is done with explicitly rounded single operations (detail::mul_rn etc.): on the device
 // __fmul_rn/__fadd_rn/__fdiv_rn/__fsqrt_rn (never contracted into FMA, immune to -use_fast_math), on
@@ -48,19 +48,9 @@
 #include "qnum/host/simd.hpp"
 #include "qnum/random.hpp"
 #include "qnum/round.hpp"
+#include "qnum/status.hpp"
 
 QNUM_BEGIN_NAMESPACE
-
-// Status of a host entry point (device launchers report the same values through their state).
-enum class dq_status : int {
-  ok = 0,
-  ok_zeroed_nonfinite,  // zero_elements policy: the step ran, >= 1 non-finite element got code 0
-  skipped_nonfinite,    // skip_step policy: a non-finite element, nothing changed but state.skipped
-  null_pointer,
-  bad_size,             // n == 0 is fine (nothing to do); sizes that overflow the index type are not
-  bad_group,            // group_size does not divide n
-  bad_config,           // alpha outside [0, 1], scale_clip < 1, scale_floor not > 0, non-finite values
-};
 
 enum class scale_timing : int { delayed = 0, current = 1 };
 enum class nonfinite_policy : int { skip_step = 0, zero_elements = 1 };
@@ -72,8 +62,7 @@ struct dynamic_scale_config {
   float scale_floor = 1e-6f;
   scale_timing timing = scale_timing::delayed;
   nonfinite_policy on_nonfinite = nonfinite_policy::skip_step;
-  bool stochastic = false;  // stochastic rounding of the codes instead of nearest even
-  std::uint64_t seed = 0;   // stream of random_bits() for stochastic rounding
+  rounding round = nearest_even();  // of the codes; stochastic_seed(s): element i of a call uses random_bits(s, offset + i)
 };
 
 // Per-group state (one per tensor when group_size is 0). Plain data: copy it to the device as is.
@@ -173,12 +162,12 @@ QNUM_HD int8_element quantize_grad_element(float g, float r_old, int8_multiplier
 
 // The random bits for element i of a call whose state has rng_offset `offset`.
 QNUM_HD std::uint32_t dynamic_scale_random(const dynamic_scale_config& c, std::uint64_t offset, std::size_t i) {
-  return random_bits(c.seed, offset + i);
+  return random_bits(c.round.seed, offset + i);
 }
 // Element i of a call under cfg's rounding: nearest-even, or stochastic with element i's random bits.
 QNUM_HD int8_element quantize_grad_element_at(float g, float r_old, int8_multipliers m, const dynamic_scale_config& cfg,
                                               std::uint64_t offset, std::size_t i) {
-  return cfg.stochastic ? quantize_grad_element(g, r_old, m, stochastic(dynamic_scale_random(cfg, offset, i)))
+  return cfg.round.mode == rounding_mode::stochastic ? quantize_grad_element(g, r_old, m, stochastic(dynamic_scale_random(cfg, offset, i)))
                         : quantize_grad_element(g, r_old, m, rne);
 }
 
@@ -210,16 +199,16 @@ float grad_input_amax(const float* g, const Residual* r, std::size_t begin, std:
 //   states     [n_groups] per-group state, updated (scale = this step's scale, amax, counters)
 // Returns ok / ok_zeroed_nonfinite / skipped_nonfinite, or an error status with nothing written.
 template <class Residual = float>
-dq_status quantize_gradient_int8(const float* g, std::int8_t* codes, Residual* residual, std::size_t n,
+status quantize_gradient_int8(const float* g, std::int8_t* codes, Residual* residual, std::size_t n,
                                  std::size_t group_size, dynamic_scale_state* states,
                                  const dynamic_scale_config& cfg) {
   static_assert(std::is_same_v<Residual, float> || std::is_same_v<Residual, std::uint16_t>,
                 "residual buffer: float (fp32) or std::uint16_t (bf16 bits)");
-  if (!dynamic_scale_config_valid(cfg)) return dq_status::bad_config;
-  if (n == 0) return dq_status::ok;
-  if (g == nullptr || codes == nullptr || states == nullptr) return dq_status::null_pointer;
+  if (!dynamic_scale_config_valid(cfg)) return status::bad_config;
+  if (n == 0) return status::ok;
+  if (g == nullptr || codes == nullptr || states == nullptr) return status::null_pointer;
   const std::size_t gs = group_size == 0 ? n : group_size;
-  if (n % gs != 0) return dq_status::bad_group;
+  if (n % gs != 0) return status::bad_group;
   const std::size_t n_groups = n / gs;
   const Residual* rin = residual;
 
@@ -239,7 +228,7 @@ dq_status quantize_gradient_int8(const float* g, std::int8_t* codes, Residual* r
         states[k].skipped += 1;
         states[k].rng_offset += n;
       }
-      return dq_status::skipped_nonfinite;
+      return status::skipped_nonfinite;
     }
   }
   bool zeroed = false;
@@ -259,7 +248,7 @@ dq_status quantize_gradient_int8(const float* g, std::int8_t* codes, Residual* r
     float amax = 0.0f;
     bool lanes_done = false;
 #if QNUM_HOST_SIMD
-    if (!cfg.stochastic && m.inv > 0.0f && m.inv <= detail::flt_max && m.dq <= detail::flt_max) {
+    if (cfg.round.mode == rounding_mode::nearest_even && m.inv > 0.0f && m.inv <= detail::flt_max && m.dq <= detail::flt_max) {
       bool nonfinite = false;
       lanes_done = detail::simd::dispatch([&](auto lanes) {
         amax = decltype(lanes)::grad_int8_row(g + b, residual != nullptr ? residual + b : nullptr,
@@ -283,39 +272,37 @@ dq_status quantize_gradient_int8(const float* g, std::int8_t* codes, Residual* r
     st.steps += 1;
     st.rng_offset = offset + n;
   }
-  return zeroed ? dq_status::ok_zeroed_nonfinite : dq_status::ok;
+  return zeroed ? status::ok_zeroed_nonfinite : status::ok;
 }
 
 // Output element types of dequantization.
-enum class dequant_dtype : int { fp32 = 0, bf16 = 1, fp16 = 2 };
-
 // Dequantize codes with the scales held in states (the scale of the step that produced them):
 // out_i = fl(q_i * fl(s / 127)), then converted with RNE (bf16/fp16 overflow to Inf cannot happen:
 // |q * dq| <= s <= FLT_MAX is finite but may exceed fp16's range and then gives Inf, as torch's cast).
 // out is float* for fp32 and std::uint16_t* (bits) for bf16/fp16.
-QNUM_HD std::uint32_t dequant_store_bits(float v, dequant_dtype t) {
-  return t == dequant_dtype::fp32 ? detail::float_to_bits(detail::canonical_nan(v))
-                                  : (t == dequant_dtype::bf16 ? to_bf16(v) : to_fp16(v));
+QNUM_HD std::uint32_t dequant_store_bits(float v, dtype t) {
+  return t == dtype::fp32 ? detail::float_to_bits(detail::canonical_nan(v))
+                                  : (t == dtype::bf16 ? to_bf16(v) : to_fp16(v));
 }
-inline dq_status dequantize_gradient_int8(const std::int8_t* codes, std::size_t n, std::size_t group_size,
-                                          const dynamic_scale_state* states, void* out, dequant_dtype t) {
-  if (n == 0) return dq_status::ok;
-  if (codes == nullptr || states == nullptr || out == nullptr) return dq_status::null_pointer;
+inline status dequantize_gradient_int8(const std::int8_t* codes, std::size_t n, std::size_t group_size,
+                                          const dynamic_scale_state* states, void* out, dtype t) {
+  if (n == 0) return status::ok;
+  if (codes == nullptr || states == nullptr || out == nullptr) return status::null_pointer;
   const std::size_t gs = group_size == 0 ? n : group_size;
-  if (n % gs != 0) return dq_status::bad_group;
+  if (n % gs != 0) return status::bad_group;
   for (std::size_t k = 0; k < n / gs; ++k) {
     const float s = states[k].scale > 0.0f ? states[k].scale : 0.0f;
     const float dq = s > 0.0f ? int8_multipliers_for(s).dq : 0.0f;
     for (std::size_t i = k * gs; i < (k + 1) * gs; ++i) {
       const std::uint32_t b = dequant_store_bits(int8_dequant(codes[i], dq), t);
-      if (t == dequant_dtype::fp32) {
+      if (t == dtype::fp32) {
         static_cast<float*>(out)[i] = detail::bits_to_float(b);
       } else {
         static_cast<std::uint16_t*>(out)[i] = static_cast<std::uint16_t>(b);
       }
     }
   }
-  return dq_status::ok;
+  return status::ok;
 }
 
 QNUM_END_NAMESPACE

@@ -48,8 +48,7 @@ struct int8_adam_config {
   float eps = 1e-8f;
   float weight_decay = 0.0f;  // decoupled (AdamW); 0 = Adam
   std::size_t block_size = 256;
-  bool stochastic = false;
-  std::uint64_t seed = 0;
+  rounding round = nearest_even();  // of the m and v codes (stochastic_seed(s): see the random bits above)
 };
 
 // The per-step scalars (host-computed once, identical on host and device).
@@ -142,17 +141,17 @@ QNUM_HD std::uint32_t int8_adam_random(std::uint64_t seed, std::uint64_t t, std:
 // One Adam/AdamW step t (1-based) on n parameters with INT8 states (host reference of the fused
 // device kernel). p, g: fp32 [n]. Returns ok, null_pointer, bad_size (t == 0), bad_group
 // (block_size 0 or above 4096) or bad_config (non-finite hyper-parameters, betas outside [0, 1)).
-inline dq_status int8_adam_step(float* p, const float* g, std::size_t n, int8_adam_state st,
+inline status int8_adam_step(float* p, const float* g, std::size_t n, int8_adam_state st,
                                 const int8_adam_config& c, std::uint64_t t) {
-  if (c.block_size == 0 || c.block_size > 4096) return dq_status::bad_group;
+  if (c.block_size == 0 || c.block_size > 4096) return status::bad_group;
   if (detail::is_nonfinite(c.lr) || detail::is_nonfinite(c.eps) || detail::is_nonfinite(c.weight_decay) ||
       !(c.beta1 >= 0.0f && c.beta1 < 1.0f) || !(c.beta2 >= 0.0f && c.beta2 < 1.0f) || !(c.eps >= 0.0f))
-    return dq_status::bad_config;
-  if (t == 0) return dq_status::bad_size;
-  if (n == 0) return dq_status::ok;
+    return status::bad_config;
+  if (t == 0) return status::bad_config;
+  if (n == 0) return status::ok;
   if (p == nullptr || g == nullptr || st.m_codes == nullptr || st.v_codes == nullptr || st.m_absmax == nullptr ||
       st.v_absmax == nullptr)
-    return dq_status::null_pointer;
+    return status::null_pointer;
   const int8_adam_scalars s = int8_adam_scalars_for(c, t);
   float mb[4096], wb[4096];
   for (std::size_t b = 0; b < int8_adam_blocks(n, c.block_size); ++b) {
@@ -172,31 +171,31 @@ inline dq_status int8_adam_step(float* p, const float* g, std::size_t n, int8_ad
     st.m_absmax[b] = am;
     st.v_absmax[b] = aw;
     for (std::size_t i = lo; i < hi; ++i) {
-      if (c.stochastic) {
-        st.m_codes[i] = int8_adam_m_code(mb[i - lo], am, stochastic(int8_adam_random(c.seed, t, n, i, 0)));
-        st.v_codes[i] = int8_adam_v_code(wb[i - lo], aw, stochastic(int8_adam_random(c.seed, t, n, i, 1)));
+      if (c.round.mode == rounding_mode::stochastic) {
+        st.m_codes[i] = int8_adam_m_code(mb[i - lo], am, stochastic(int8_adam_random(c.round.seed, t, n, i, 0)));
+        st.v_codes[i] = int8_adam_v_code(wb[i - lo], aw, stochastic(int8_adam_random(c.round.seed, t, n, i, 1)));
       } else {
         st.m_codes[i] = int8_adam_m_code(mb[i - lo], am, rne);
         st.v_codes[i] = int8_adam_v_code(wb[i - lo], aw, rne);
       }
     }
   }
-  return dq_status::ok;
+  return status::ok;
 }
 
 // Plain fp32 Adam/AdamW with the same formulas (the reference the INT8 states approximate).
-inline dq_status fp32_adam_step(float* p, const float* g, float* m, float* v, std::size_t n,
+inline status fp32_adam_step(float* p, const float* g, float* m, float* v, std::size_t n,
                                 const int8_adam_config& c, std::uint64_t t) {
-  if (t == 0) return dq_status::bad_size;
-  if (n == 0) return dq_status::ok;
-  if (p == nullptr || g == nullptr || m == nullptr || v == nullptr) return dq_status::null_pointer;
+  if (t == 0) return status::bad_config;
+  if (n == 0) return status::ok;
+  if (p == nullptr || g == nullptr || m == nullptr || v == nullptr) return status::null_pointer;
   const int8_adam_scalars s = int8_adam_scalars_for(c, t);
   for (std::size_t i = 0; i < n; ++i) {
     float vn, w;
     adam_element(p[i], m[i], v[i], g[i], s, vn, w);
     v[i] = vn;
   }
-  return dq_status::ok;
+  return status::ok;
 }
 
 QNUM_END_NAMESPACE

@@ -1,4 +1,4 @@
-// tools/convert/safetensors.hpp: memory-mapped, validated safetensors reading (qnum-convert and its tests).
+// apps/qnum-convert/src/safetensors.hpp: memory-mapped, validated safetensors reading (qnum-convert and its tests).
 //
 // A safetensors file is: u64 little-endian header length n, n bytes of JSON
 // {"name": {"dtype": "BF16", "shape": [..], "data_offsets": [begin, end]}, "__metadata__": {...}},

@@ -1,4 +1,4 @@
-// tools/convert/convert_gpu.hpp: qnum-convert's GPU path. convert_gpu.cu implements it where nvcc builds the
+// apps/qnum-convert/src/convert_gpu.hpp: qnum-convert's GPU path. convert_gpu.cu implements it where nvcc builds the
 // tool (QNUM_CONVERT_CUDA); elsewhere qnum_convert.cpp answers "built without CUDA". The output bytes are
 // the CPU path's: the kernels are qnum/gpu/quantize.cuh's launchers (tests/gpu checks them against the
 // host API bit for bit) and one per-group FP4 kernel here built from the same QNUM_HD functions.
@@ -17,7 +17,7 @@ struct gpu_tensor {
   out_format format = out_format::w4a16;
   std::int64_t group = 128;  // W4A16 only
   bool asym = false;         // W4A16 only
-  bool bf16_work = false;    // --work-dtype bf16 (ct_fp4.hpp's schemes; not fp8-block)
+  bool bf16_work = false;    // --work-dtype bf16 (presets' *_bf16_work rules; not fp8-block)
   bool has_global = false;   // NVFP4: `global` is the fused group's weight_global_scale (else from this tensor)
   float global = 0.0f;
   const std::uint8_t* data = nullptr;

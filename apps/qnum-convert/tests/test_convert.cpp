@@ -1,4 +1,4 @@
-// tools/convert/test_convert.cpp: qnum-convert end to end: golden bits, thread determinism, round trip, bad input.
+// apps/qnum-convert/tests/test_convert.cpp: qnum-convert end to end: golden bits, thread determinism, round trip, bad input.
 // Run twice: test_convert runs every conversion with --device cpu; test_convert_gpu (CUDA builds), the same
 // program with --gpu, runs them with --device gpu and exits 77 (skip) where `qnum-convert --device-info`
 // finds no GPU.
@@ -33,7 +33,7 @@ std::string env_or(const char* name, const char* fallback) {
   const char* v = std::getenv(name);
   return v && *v ? v : fallback;
 }
-const std::string data_dir = env_or("QNUM_TEST_DATA_DIR", QNUM_TEST_DATA_DIR) + "/convert";
+const std::string data_dir = env_or("QNUM_TEST_DATA_DIR", QNUM_TEST_DATA_DIR);
 const std::string convert_exe = env_or("QNUM_CONVERT_EXE", QNUM_CONVERT_EXE);
 std::string device_arg = "--device cpu";  // main(): --gpu makes it --device gpu
 const std::string ckpt = data_dir + "/ckpt";
@@ -266,10 +266,10 @@ void with_input(const checkpoint& in, const std::string& n, Fn&& fn) {
   const auto& t = in.info(n);
   const std::int64_t r = t.shape[0], c = t.shape[1];
   if (t.dtype == "F32")
-    fn(qnum::matrix_view<const float>{reinterpret_cast<const float*>(in.data(n)), r, c, c, qnum::tensor_type::fp32});
+    fn(qnum::matrix_view<const float>{reinterpret_cast<const float*>(in.data(n)), r, c, c, qnum::dtype::fp32});
   else
     fn(qnum::matrix_view<const std::uint16_t>{reinterpret_cast<const std::uint16_t*>(in.data(n)), r, c, c,
-                                              t.dtype == "F16" ? qnum::tensor_type::fp16 : qnum::tensor_type::bf16});
+                                              t.dtype == "F16" ? qnum::dtype::fp16 : qnum::dtype::bf16});
 }
 const char* weights[] = {"model.layers.0.self_attn.q_proj.weight", "model.layers.0.self_attn.k_proj.weight",
                          "model.layers.0.mlp.down_proj.weight", "model.layers.0.mlp.gate_proj.weight"};
@@ -290,12 +290,12 @@ TEST_CASE("round trip: dequantize(converted) == qnum fake quant of the original,
       const auto& t = in.info(w);
       const std::int64_t n = t.shape[0], k = t.shape[1], G = k / g;
       std::vector<std::int8_t> q(n * k), zp(n * G);
-      REQUIRE(qnum::ct_unpack_weight(reinterpret_cast<const std::uint32_t*>(o.data(m + ".weight_packed")), n, k, 4, q.data()) == qnum::pack_status::ok);
+      REQUIRE(qnum::ct::unpack_weight(reinterpret_cast<const std::uint32_t*>(o.data(m + ".weight_packed")), n, k, 4, q.data()) == qnum::status::ok);
       std::vector<std::uint8_t> codes(n * k);
       for (std::size_t i = 0; i < q.size(); ++i) codes[i] = static_cast<std::uint8_t>(q[i]) & 0xF;
       std::vector<std::int32_t> z(n * G, 0);
       if (asym) {
-        REQUIRE(qnum::ct_unpack_zero_point(reinterpret_cast<const std::uint32_t*>(o.data(m + ".weight_zero_point")), n, G, 4, zp.data()) == qnum::pack_status::ok);
+        REQUIRE(qnum::ct::unpack_zero_point(reinterpret_cast<const std::uint32_t*>(o.data(m + ".weight_zero_point")), n, G, 4, zp.data()) == qnum::status::ok);
         for (std::size_t i = 0; i < zp.size(); ++i) z[i] = zp[i];
       }
       std::vector<float> deq(n * k), fq(n * k);
@@ -326,12 +326,12 @@ TEST_CASE("round trip: dequantize(converted) == qnum fake quant of the original,
     const std::string m = std::string(w).substr(0, std::strlen(w) - 7);
     const auto& t = in.info(w);
     const std::int64_t n = t.shape[0], k = t.shape[1];
-    qnum::fp8_block_shape sh;
-    qnum::fp8_block_layout(n, k, &sh);
+    qnum::fp8_block::shape sh;
+    qnum::fp8_block::layout(n, k, &sh);
     const float* s = reinterpret_cast<const float*>(o.data(m + ".weight_scale_inv"));
-    REQUIRE(qnum::fp8_block_check_scales(sh, s, false) == qnum::pack_status::ok);
+    REQUIRE(qnum::fp8_block::check_scales(sh, s, false) == qnum::status::ok);
     std::vector<float> deq(n * k), fq(n * k);
-    REQUIRE(qnum::fp8_block_dequantize(sh, o.data(w), s, deq.data()) == qnum::pack_status::ok);
+    REQUIRE(qnum::fp8_block::dequantize(sh, o.data(w), s, deq.data()) == qnum::status::ok);
     with_input(in, w, [&](auto v) {
       REQUIRE(qnum::fake_quantize(qnum::presets::deepgemm_fp8, v, qnum::presets::deepseek_weight, qnum::view(fq.data(), n, k)) == qnum::status::ok);
     });
@@ -957,7 +957,7 @@ int main(int argc, char** argv) {
   return rc;
 }
 
-// ---- --work-dtype bf16 and NVFP4 fused global scales, on tests/data/convert/ckpt_bf16 ----------------------------------
+// ---- --work-dtype bf16 and NVFP4 fused global scales, on apps/qnum-convert/tests/data/ckpt_bf16 ------------------------
 namespace {
 const std::string ckpt_bf16 = data_dir + "/ckpt_bf16";
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Benchmark qnum-convert on a generated bf16 checkpoint of a few GB (stdlib only).
 
-    python3 tools/convert/bench_convert.py [--exe build/tools/convert/qnum-convert] [--gb 3] [--shards 4]
-                                           [--formats w4a16,fp8-block] [--threads 1,2] [--devices cpu,gpu] [--keep DIR]
+    python3 apps/qnum-convert/bench_convert.py [--exe build/apps/qnum-convert/qnum-convert] [--gb 3] [--shards 4]
+                                               [--formats w4a16,fp8-block] [--threads 1,2] [--devices cpu,gpu] [--keep DIR]
 
 Writes a Llama-like checkpoint (bf16 attention 4096x4096 and MLP 11008x4096 weights, norms, an embedding and an
 lm_head, in --shards files with model.safetensors.index.json) to a temporary directory, converts it with each
@@ -151,7 +151,7 @@ def run(exe, fmt, device, threads, src, out, rss_file):
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     ap = argparse.ArgumentParser()
-    ap.add_argument("--exe", default=os.path.join(here, "..", "..", "build", "tools", "convert", "qnum-convert"))
+    ap.add_argument("--exe", default=os.path.join(here, "..", "..", "build", "apps", "qnum-convert", "qnum-convert"))
     ap.add_argument("--gb", type=float, default=3.0, help="checkpoint size in GB (default 3)")
     ap.add_argument("--shards", type=int, default=4)
     ap.add_argument("--formats", default="w4a16,fp8-block")

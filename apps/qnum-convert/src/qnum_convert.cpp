@@ -19,13 +19,14 @@
 //   fp8-block : deepgemm_fp8 over 128x128 blocks (DeepGEMM per_block_cast_to_fp8)
 //   fp8-channel / fp8-tensor: ct_fp8 per row / per tensor (compressed-tensors "float-quantized": weight
 //               float8_e4m3fn [N, K] + weight_scale fp32 [N, 1] / [1]; s = amax / 448, e4m3 = RNE(x / s))
-//   nvfp4 / mxfp4: compressed-tensors "nvfp4-pack-quantized" / "mxfp4-pack-quantized" (presets ct_nvfp4_* /
-//               ct_mxfp4_*, per-element ct_fp4): weight_packed uint8 [N, K/2] (element 2i low nibble), weight_scale
+//   nvfp4 / mxfp4: compressed-tensors "nvfp4-pack-quantized" / "mxfp4-pack-quantized" (presets ct_fp4_params,
+//               per-element ct_fp4 + ct_fp4_zero_sign): weight_packed uint8 [N, K/2] (element 2i low nibble), weight_scale
 //               float8_e4m3fn [N, K/16] + weight_global_scale fp32 [1] (= 2688 / amax) / uint8 E8M0 [N, K/32]
-// --work-dtype bf16: compressed-tensors' arithmetic on bf16 weights instead of the fp32 upcast (ct_fp4.hpp's schemes).
+// --work-dtype bf16: compressed-tensors' arithmetic on bf16 weights instead of the fp32 upcast (the presets'
+// *_bf16_work schemes and rules).
 // NVFP4 fused layers (q/k/v, gate/up, ...: --fuse) share one weight_global_scale from the group's amax.
 // The per-tensor step is quantize_source() below: cpu_quantize() on host threads, or the GPU path (convert_gpu.hpp).
-// NVFP4 / MXFP4 groups are written by ct_fp4.hpp on both paths.
+// NVFP4 / MXFP4 groups are computed by the same presets functions on both paths.
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
@@ -49,7 +50,6 @@
 #include "qnum/presets.hpp"
 #include "qnum/quantize_tensor.hpp"
 #include "convert_gpu.hpp"
-#include "ct_fp4.hpp"
 #include "safetensors.hpp"
 
 namespace fs = std::filesystem;
@@ -144,8 +144,8 @@ source_plan plan_source(const options& o, const safetensors_file& f, const tenso
   if (o.format == out_format::w4a16) {
     if (k % o.group != 0)
       fail(where + "in_features " + std::to_string(k) + " is not a multiple of the group size " + std::to_string(o.group));
-    qnum::ct_pack_quantized_shape s;
-    if (qnum::ct_pack_quantized_layout(n, k, 4, o.group, &s) != qnum::pack_status::ok) fail(where + "bad shape");
+    qnum::ct::pack_quantized_shape s;
+    if (qnum::ct::pack_quantized_layout(n, k, 4, o.group, &s) != qnum::status::ok) fail(where + "bad shape");
     if (n > 0x7FFFFFFF || k > 0x7FFFFFFF) fail(where + "shape does not fit int32 weight_shape");
     p.outs.push_back({m + ".weight_packed", "I32", {s.packed_rows, s.packed_cols}, std::uint64_t(s.packed_rows * s.packed_cols) * 4});
     const bool f32 = o.asym && !o.bf16_work;  // asymmetric: fp32 scales on the fp32 upcast, bf16 in the bf16 flow
@@ -157,7 +157,7 @@ source_plan plan_source(const options& o, const safetensors_file& f, const tenso
     // compressed-tensors 0.20's compressor writes weight_shape as int64 (torch.tensor(shape)).
     p.outs.push_back({m + ".weight_shape", "I64", {2}, 16});
   } else if (o.format == out_format::nvfp4 || o.format == out_format::mxfp4) {
-    const std::int64_t g = qconv::ct_fp4_group(o.format == out_format::nvfp4);
+    const std::int64_t g = qnum::presets::ct_fp4_group_size(o.format == out_format::nvfp4);
     if (k % g != 0)
       fail(where + "in_features " + std::to_string(k) + " is not a multiple of the " + format_name(o.format) + " group size " +
            std::to_string(g));
@@ -173,8 +173,8 @@ source_plan plan_source(const options& o, const safetensors_file& f, const tenso
     else
       p.outs.push_back({m + ".weight_scale", sd, {1}, sb});
   } else {
-    qnum::fp8_block_shape s;
-    if (qnum::fp8_block_layout(n, k, &s) != qnum::pack_status::ok) fail(where + "bad shape");
+    qnum::fp8_block::shape s;
+    if (qnum::fp8_block::layout(n, k, &s) != qnum::status::ok) fail(where + "bad shape");
     p.outs.push_back({t.name, "F8_E4M3", {n, k}, std::uint64_t(n * k)});
     p.outs.push_back({m + ".weight_scale_inv", "F32", {s.scale_rows, s.scale_cols}, std::uint64_t(s.scale_rows * s.scale_cols) * 4});
   }
@@ -202,12 +202,12 @@ template <class T>
 qnum::matrix_view<const T> rows_of(const std::uint8_t* base, const std::string& dtype, std::int64_t r0, std::int64_t r1,
                                    std::int64_t k) {
   const T* p = reinterpret_cast<const T*>(base) + r0 * k;
-  return {p, r1 - r0, k, k, dtype == "F16" ? qnum::tensor_type::fp16 : dtype == "BF16" ? qnum::tensor_type::bf16 : qnum::tensor_type::fp32};
+  return {p, r1 - r0, k, k, dtype == "F16" ? qnum::dtype::fp16 : dtype == "BF16" ? qnum::dtype::bf16 : qnum::dtype::fp32};
 }
 
 // Statistics of a whole [n, k] tensor: row ranges on threads, merged (max and min are exact in any order).
 template <class T>
-qnum::group_stats tensor_stats(const std::uint8_t* data, qnum::tensor_type tt, std::int64_t n, std::int64_t k, int threads) {
+qnum::group_stats tensor_stats(const std::uint8_t* data, qnum::dtype tt, std::int64_t n, std::int64_t k, int threads) {
   std::vector<qnum::group_stats> part(static_cast<std::size_t>(std::max(1, threads)));
   std::atomic<int> slot{0};
   parallel_rows(n, 1, threads, [&](std::int64_t r0, std::int64_t r1) {
@@ -232,7 +232,7 @@ void cpu_quantize(const options& o, const std::string& where, const std::uint8_t
     parallel_rows(n, 1, threads, [&](std::int64_t r0, std::int64_t r1) {
       qnum::status st;
       if (o.bf16_work)
-        st = qnum::quantize(qconv::ct_fp8_bf16_work, rows_of<T>(data, t.dtype, r0, r1, k), qnum::per_row(),
+        st = qnum::quantize(qnum::presets::ct_fp8_bf16_work, rows_of<T>(data, t.dtype, r0, r1, k), qnum::per_row(),
                             qnum::view(codes + r0 * k, r1 - r0, k),
                             qnum::scales_of(reinterpret_cast<std::uint16_t*>(bufs[1].data()) + r0, r1 - r0, 1));
       else
@@ -246,13 +246,13 @@ void cpu_quantize(const options& o, const std::string& where, const std::uint8_t
   }
   if (o.format == out_format::nvfp4 || o.format == out_format::mxfp4) {
     const bool nv = o.format == out_format::nvfp4;
-    const std::int64_t g = qconv::ct_fp4_group(nv), groups = k / g;
-    const qnum::tensor_type tt = rows_of<T>(data, t.dtype, 0, 0, k).type;
+    const std::int64_t g = qnum::presets::ct_fp4_group_size(nv), groups = k / g;
+    const qnum::dtype tt = rows_of<T>(data, t.dtype, 0, 0, k).type;
     float global = 0.0f;
     if (nv) {
       const auto shared = o.shared_global.find(t.name);  // a fused group's scale, from the group's amax
       global = shared != o.shared_global.end() ? shared->second
-                                               : qconv::ct_nvfp4_global(tensor_stats<T>(data, tt, n, k, threads).amax, o.bf16_work);
+                                               : qnum::presets::ct_nvfp4_global_scale(tensor_stats<T>(data, tt, n, k, threads).amax, o.bf16_work);
       std::memcpy(bufs[2].data(), &global, 4);
     }
     std::uint8_t* packed = bufs[0].data();
@@ -263,10 +263,13 @@ void cpu_quantize(const options& o, const std::string& where, const std::uint8_t
       for (std::int64_t r = r0; r < r1; ++r)
         for (std::int64_t j = 0; j < groups; ++j) {
           const std::int64_t base = r * k + j * g;
-          const qnum::group_params gp = qconv::ct_fp4_params(nv, qnum::row_stats(p + base, g, tt).amax, global, o.bf16_work);
+          const qnum::group_params gp = qnum::presets::ct_fp4_params(nv, qnum::row_stats(p + base, g, tt).amax, global, o.bf16_work);
           qnum::quantize_row(qnum::presets::ct_fp4, gp, p + base, g, c, tt);
-          qconv::ct_fp4_zero_sign(gp, p + base, tt, static_cast<int>(g), c);
-          qconv::ct_fp4_store(gp, c, static_cast<int>(g), scales + r * groups + j, packed + base / 2);
+          qnum::presets::ct_fp4_zero_sign(gp, p + base, g, c, tt);
+          // weight_scale: the group's scale code; weight_packed: element 2i in the low nibble of byte i.
+          scales[r * groups + j] = static_cast<std::uint8_t>(gp.scale_code);
+          for (std::int64_t e = 0; e < g; e += 2)
+            packed[(base + e) / 2] = qnum::pack_nibble_pair(c[e], c[e + 1], qnum::nibble_order::low_first);
         }
     });
     return;
@@ -274,9 +277,9 @@ void cpu_quantize(const options& o, const std::string& where, const std::uint8_t
   if (o.format == out_format::fp8_tensor) {
     // Per tensor: statistics of row ranges merged (max is exact in any order), one compute_params, then the
     // quantize_row (quantize_value per element): the same bits as qnum::quantize(ct_fp8, per_tensor()) on one thread.
-    const qnum::tensor_type tt = rows_of<T>(data, t.dtype, 0, 0, k).type;
+    const qnum::dtype tt = rows_of<T>(data, t.dtype, 0, 0, k).type;
     const qnum::group_stats all = tensor_stats<T>(data, tt, n, k, threads);
-    const auto& sch = o.bf16_work ? qconv::ct_fp8_bf16_work : qnum::presets::ct_fp8;
+    const auto& sch = o.bf16_work ? qnum::presets::ct_fp8_bf16_work : qnum::presets::ct_fp8;
     const qnum::group_params gp = qnum::compute_params(sch, all);
     std::uint8_t* codes = bufs[0].data();
     parallel_rows(n, 1, threads, [&](std::int64_t r0, std::int64_t r1) {
@@ -293,8 +296,8 @@ void cpu_quantize(const options& o, const std::string& where, const std::uint8_t
     return;
   }
   if (o.format == out_format::fp8_block) {
-    qnum::fp8_block_shape s;
-    qnum::fp8_block_layout(n, k, &s);
+    qnum::fp8_block::shape s;
+    qnum::fp8_block::layout(n, k, &s);
     std::uint8_t* codes = bufs[0].data();
     float* scales = reinterpret_cast<float*>(bufs[1].data());
     parallel_rows(n, 128, threads, [&](std::int64_t r0, std::int64_t r1) {
@@ -319,17 +322,17 @@ void cpu_quantize(const options& o, const std::string& where, const std::uint8_t
                           qnum::view(zeros.data() + r0 * groups, r1 - r0, groups));
     } else if (o.asym) {
       std::uint16_t* sc = reinterpret_cast<std::uint16_t*>(bufs[1].data()) + r0 * groups;
-      st = qnum::quantize(qconv::ct_w4a16_asym_bf16_work, in, qnum::group_size(g), cv, qnum::scales_of(sc, r1 - r0, groups),
+      st = qnum::quantize(qnum::presets::ct_w4a16_asym_bf16_work, in, qnum::group_size(g), cv, qnum::scales_of(sc, r1 - r0, groups),
                           qnum::view(zeros.data() + r0 * groups, r1 - r0, groups));
     } else {
       std::uint16_t* sc = reinterpret_cast<std::uint16_t*>(bufs[1].data()) + r0 * groups;
-      st = qnum::quantize(o.bf16_work ? qconv::ct_w4a16_sym_bf16_work : qnum::presets::ct_w4a16_sym_bf16, in, qnum::group_size(g), cv,
+      st = qnum::quantize(o.bf16_work ? qnum::presets::ct_w4a16_sym_bf16_work : qnum::presets::ct_w4a16_sym_bf16, in, qnum::group_size(g), cv,
                           qnum::scales_of(sc, r1 - r0, groups));
     }
     if (st != qnum::status::ok) bad = 1;
     // int4 codes (two's complement in the low 4 bits) straight into this row range's weight_packed words.
     auto* words = reinterpret_cast<std::uint32_t*>(bufs[0].data()) + r0 * qnum::packed_words(k, 4);
-    if (qnum::ct_pack_weight_codes(codes.data() + r0 * k, r1 - r0, k, 4, words) != qnum::pack_status::ok) bad = 2;
+    if (qnum::ct::pack_weight_codes(codes.data() + r0 * k, r1 - r0, k, 4, words) != qnum::status::ok) bad = 2;
   });
   if (bad == 1) fail(where + "quantization failed");
   if (bad == 2) fail(where + "packing failed");
@@ -343,7 +346,7 @@ void finish_w4a16(const options& o, const std::string& where, std::int64_t n, st
   if (o.asym) {
     std::vector<std::int8_t> zp(zeros.size());
     for (std::size_t i = 0; i < zeros.size(); ++i) zp[i] = static_cast<std::int8_t>(zeros[i]);
-    if (qnum::ct_pack_zero_point(zp.data(), n, groups, 4, reinterpret_cast<std::uint32_t*>(bufs[2].data())) != qnum::pack_status::ok)
+    if (qnum::ct::pack_zero_point(zp.data(), n, groups, 4, reinterpret_cast<std::uint32_t*>(bufs[2].data())) != qnum::status::ok)
       fail(where + "zero-point packing failed");
     next = 3;
   }
@@ -781,7 +784,7 @@ json quantization_config(const options& o, const json& ignore) {
             {"ignore", ignore},
             {"version", ct_version}};
   // compressed-tensors QuantizationConfig of its NVFP4A16 / MXFP4A16 / FP8_DYNAMIC preset schemes, in the key order
-  // QuantizationConfig.model_dump() writes (tests/data/convert/golden_*_config.json), with the group's format set
+  // QuantizationConfig.model_dump() writes (tests/data/golden_*_config.json), with the group's format set
   // as compressed-tensors sets it when it compresses, and its version.
   const char* fmt = o.format == out_format::nvfp4   ? "nvfp4-pack-quantized"
                     : o.format == out_format::mxfp4 ? "mxfp4-pack-quantized"
@@ -856,8 +859,8 @@ void write_shard(const options& o, const safetensors_file& f, const std::vector<
 float tensor_amax(const safetensors_file& f, const tensor_info& t, int threads) {
   const std::uint8_t* d = f.data(t);
   const std::int64_t n = t.shape[0], k = t.shape[1];
-  const float a = t.dtype == "F32" ? tensor_stats<float>(d, qnum::tensor_type::fp32, n, k, threads).amax
-                                   : tensor_stats<std::uint16_t>(d, t.dtype == "F16" ? qnum::tensor_type::fp16 : qnum::tensor_type::bf16,
+  const float a = t.dtype == "F32" ? tensor_stats<float>(d, qnum::dtype::fp32, n, k, threads).amax
+                                   : tensor_stats<std::uint16_t>(d, t.dtype == "F16" ? qnum::dtype::fp16 : qnum::dtype::bf16,
                                                                  n, k, threads).amax;
   f.release(t);
   return a;
@@ -916,7 +919,7 @@ void share_global_scales(options& o, const std::vector<std::vector<fused_member>
   for (auto& g : groups) {
     float amax = 0.0f;
     for (auto& m : g) amax = std::max(amax, tensor_amax(*m.file, *m.tensor, o.threads));
-    const float gs = qconv::ct_nvfp4_global(amax, o.bf16_work);
+    const float gs = qnum::presets::ct_nvfp4_global_scale(amax, o.bf16_work);
     for (auto& m : g) o.shared_global[m.tensor->name] = gs;
   }
   if (!groups.empty())
