@@ -146,6 +146,21 @@ TEST_CASE("status codes: null pointers, shapes, strides, group sizes, scale buff
   CHECK(qnum::quantize(qnum::presets::torchao_uint4_asym, in, qnum::group<32>{}, cv, qnum::scales_of(sc.data(), 2, 1)) == qnum::status::null_pointer);
   std::vector<float> out(64);
   CHECK(qnum::fake_quantize(s, in, qnum::group<32>{}, qnum::view(out.data(), 2, 31)) == qnum::status::bad_shape);
+  // A view's dtype must match its elements: float is fp32, 16-bit elements are bf16 or fp16.
+  std::vector<std::uint16_t> x16(64, 0x3F80);
+  const auto sv = qnum::scales_of(sc.data(), 2, 1);
+  CHECK(qnum::quantize(s, qnum::view<const float>(x.data(), 2, 32, 32, qnum::dtype::bf16), qnum::group<32>{}, cv, sv) ==
+        qnum::status::bad_type);
+  for (qnum::dtype t : {qnum::dtype::fp32, qnum::dtype::e8m0, qnum::dtype::ue4m3})
+    CHECK(qnum::quantize(s, qnum::view<const std::uint16_t>(x16.data(), 2, 32, 32, t), qnum::group<32>{}, cv, sv) ==
+          qnum::status::bad_type);
+  CHECK(qnum::fake_quantize(s, in, qnum::group<32>{}, qnum::view(x16.data(), 2, 32, 32, qnum::dtype::fp32)) ==
+        qnum::status::bad_type);
+  // view<bf16> / view<fp16> name the 16-bit dtype by its format type.
+  CHECK(qnum::view<qnum::fp16>(x16.data(), 2, 32).type == qnum::dtype::fp16);
+  CHECK(qnum::view<qnum::bf16>(static_cast<const std::uint16_t*>(x16.data()), 2, 32, 40).row_stride == 40);
+  CHECK(qnum::quantize(s, qnum::view<qnum::bf16>(x16.data(), 2, 32), qnum::group<32>{}, cv, sv) == qnum::status::ok);
+  CHECK(sc[0] == 1.0f / 7.5f);
 }
 
 TEST_CASE("padded last group: tail elements are quantized with the tail's own scale (as zero padding)") {

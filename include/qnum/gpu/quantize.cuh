@@ -1149,9 +1149,9 @@ status run_rounding(job<Sch, In, Out> j, const rounding& rd, cudaStream_t stream
 // two kernels (stats, quantize) instead of one block for the whole tensor.
 template <class H, class T, std::enable_if_t<is_scheme_holder_v<H>, int> = 0>
 status launch_quantize(const H& sch, matrix_view<const T> in, group_shape groups, matrix_view<std::uint8_t> codes,
-                            scale_view scales, matrix_view<std::int32_t> zeros = {}, rounding rd = {},
-                            float outer_scale = 0.0f, cudaStream_t stream = nullptr,
-                            std::uint32_t* tensor_scratch = nullptr) {
+                       scale_view scales, matrix_view<std::int32_t> zeros = {}, rounding rd = {},
+                       float outer_scale = 0.0f, cudaStream_t stream = nullptr,
+                       std::uint32_t* tensor_scratch = nullptr) {
   return detail::with_type<T>(in.type, [&](auto in_tag) -> status {
     using In = typename decltype(in_tag)::type;
     detail::job<H, In, float> j;
@@ -1172,17 +1172,17 @@ status launch_quantize(const H& sch, matrix_view<const T> in, group_shape groups
 }
 template <class F, class T>
 status launch_quantize(const scheme<F>& s, matrix_view<const T> in, group_shape groups, matrix_view<std::uint8_t> codes,
-                            scale_view scales, matrix_view<std::int32_t> zeros = {}, rounding rd = {},
-                            float outer_scale = 0.0f, cudaStream_t stream = nullptr,
-                            std::uint32_t* tensor_scratch = nullptr) {
+                       scale_view scales, matrix_view<std::int32_t> zeros = {}, rounding rd = {},
+                       float outer_scale = 0.0f, cudaStream_t stream = nullptr,
+                       std::uint32_t* tensor_scratch = nullptr) {
   return launch_quantize(runtime_scheme<F>{s}, in, groups, codes, scales, zeros, rd, outer_scale, stream, tensor_scratch);
 }
 
 // out = dequantize(quantize(in)) on the device (fp32 or bf16/fp16 bits); equal to qnum::fake_quantize.
 template <class H, class T, class U, std::enable_if_t<is_scheme_holder_v<H>, int> = 0>
 status launch_fake_quantize(const H& sch, matrix_view<const T> in, group_shape groups, matrix_view<U> out,
-                                 rounding rd = {}, float outer_scale = 0.0f, cudaStream_t stream = nullptr,
-                                 std::uint32_t* tensor_scratch = nullptr) {
+                            rounding rd = {}, float outer_scale = 0.0f, cudaStream_t stream = nullptr,
+                            std::uint32_t* tensor_scratch = nullptr) {
   static_assert(std::is_same_v<U, float> || std::is_same_v<U, std::uint16_t>, "outputs: float or 16-bit bits");
   return detail::with_type<T>(in.type, [&](auto in_tag) -> status {
     using In = typename decltype(in_tag)::type;
@@ -1208,16 +1208,16 @@ status launch_fake_quantize(const H& sch, matrix_view<const T> in, group_shape g
 }
 template <class F, class T, class U>
 status launch_fake_quantize(const scheme<F>& s, matrix_view<const T> in, group_shape groups, matrix_view<U> out,
-                                 rounding rd = {}, float outer_scale = 0.0f, cudaStream_t stream = nullptr,
-                                 std::uint32_t* tensor_scratch = nullptr) {
+                            rounding rd = {}, float outer_scale = 0.0f, cudaStream_t stream = nullptr,
+                            std::uint32_t* tensor_scratch = nullptr) {
   return launch_fake_quantize(runtime_scheme<F>{s}, in, groups, out, rd, outer_scale, stream, tensor_scratch);
 }
 
 // out = dequantize_value(s, params_from_stored(scale, zero), code); equal to qnum::dequantize.
 template <class H, class U, std::enable_if_t<is_scheme_holder_v<H>, int> = 0>
 status launch_dequantize(const H& sch, matrix_view<const std::uint8_t> codes, group_shape groups, scale_view scales,
-                              matrix_view<const std::int32_t> zeros, matrix_view<U> out, float outer_scale = 0.0f,
-                              cudaStream_t stream = nullptr) {
+                         matrix_view<const std::int32_t> zeros, matrix_view<U> out, float outer_scale = 0.0f,
+                         cudaStream_t stream = nullptr) {
   static_assert(std::is_same_v<U, float> || std::is_same_v<U, std::uint16_t>, "outputs: float or 16-bit bits");
   const auto s = sch.get();
   if (status e = qnum::detail::check_view(codes); e != status::ok) return e;
@@ -1280,8 +1280,8 @@ status launch_dequantize(const H& sch, matrix_view<const std::uint8_t> codes, gr
 }
 template <class F, class U>
 status launch_dequantize(const scheme<F>& s, matrix_view<const std::uint8_t> codes, group_shape groups,
-                              scale_view scales, matrix_view<const std::int32_t> zeros, matrix_view<U> out,
-                              float outer_scale = 0.0f, cudaStream_t stream = nullptr) {
+                         scale_view scales, matrix_view<const std::int32_t> zeros, matrix_view<U> out,
+                         float outer_scale = 0.0f, cudaStream_t stream = nullptr) {
   return launch_dequantize(runtime_scheme<F>{s}, codes, groups, scales, zeros, out, outer_scale, stream);
 }
 
@@ -1311,8 +1311,8 @@ status launch_tensor_stats(matrix_view<const T> in, std::uint32_t* stats, cudaSt
 // in s.store's type, signed zero points [N, ceil(K/G)] int32 (asymmetric). G must be a multiple of 8.
 template <class H, class T, std::enable_if_t<is_scheme_holder_v<H>, int> = 0>
 status launch_w4a16_pack(const H& sch, matrix_view<const T> w, std::int64_t group, std::uint32_t* weight_packed,
-                              scale_view scales, matrix_view<std::int32_t> zeros = {}, cudaStream_t stream = nullptr,
-                              std::int64_t packed_stride = -1, rounding rd = {}) {
+                         scale_view scales, matrix_view<std::int32_t> zeros = {}, cudaStream_t stream = nullptr,
+                         std::int64_t packed_stride = -1, rounding rd = {}) {
   static_assert(std::is_same_v<typename H::format, qnum::qint4>, "W4A16 packing: int4 schemes");
   if (group <= 0 || group % 8 != 0) return status::bad_group;
   return detail::with_type<T>(w.type, [&](auto in_tag) -> status {
@@ -1338,8 +1338,8 @@ status launch_w4a16_pack(const H& sch, matrix_view<const T> w, std::int64_t grou
 }
 template <class T>
 status launch_w4a16_pack(const scheme<qnum::qint4>& s, matrix_view<const T> w, std::int64_t group,
-                              std::uint32_t* weight_packed, scale_view scales, matrix_view<std::int32_t> zeros = {},
-                              cudaStream_t stream = nullptr, std::int64_t packed_stride = -1, rounding rd = {}) {
+                         std::uint32_t* weight_packed, scale_view scales, matrix_view<std::int32_t> zeros = {},
+                         cudaStream_t stream = nullptr, std::int64_t packed_stride = -1, rounding rd = {}) {
   return launch_w4a16_pack(runtime_scheme<qnum::qint4>{s}, w, group, weight_packed, scales, zeros, stream, packed_stride, rd);
 }
 

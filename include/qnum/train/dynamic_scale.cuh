@@ -154,7 +154,7 @@ inline bool vec4_ok(const float* g, const std::int8_t* codes, const Residual* r,
 // (a template so that the header can define it in every translation unit)
 template <int Unused = 0>
 __global__ void ds_begin_kernel(const dynamic_scale_state* states, std::size_t n_groups,
-                                       dynamic_scale_scratch_header* h, dynamic_scale_config cfg) {
+                                dynamic_scale_scratch_header* h, dynamic_scale_config cfg) {
   const std::size_t k = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
   if (k == 0) {
     h->need_scan = (first_step(states) || cfg.timing == scale_timing::current ||
@@ -213,7 +213,7 @@ __global__ void ds_scan_kernel(const float* g, const Residual* r, std::size_t n,
 // (a template so that the header can define it in every translation unit)
 template <int Unused = 0>
 __global__ void ds_prepare_kernel(const dynamic_scale_state* states, std::size_t n_groups,
-                                         dynamic_scale_scratch_header* h, dynamic_scale_config cfg) {
+                                  dynamic_scale_scratch_header* h, dynamic_scale_config cfg) {
   const std::size_t k = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
   if (k >= n_groups) return;
   if (h->need_scan && h->scan_nonfinite && cfg.on_nonfinite == nonfinite_policy::skip_step) {
@@ -289,7 +289,7 @@ __global__ void ds_quantize_kernel(const float* g, std::int8_t* codes, Residual*
 // (a template so that the header can define it in every translation unit)
 template <int Unused = 0>
 __global__ void ds_finish_kernel(dynamic_scale_state* states, std::size_t n_groups, std::size_t n,
-                                        const dynamic_scale_scratch_header* h) {
+                                 const dynamic_scale_scratch_header* h) {
   const std::size_t k = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
   if (k >= n_groups) return;
   dynamic_scale_state& st = states[k];
@@ -319,8 +319,8 @@ inline unsigned grid_for(std::size_t n, unsigned threads, unsigned cap = 4096) {
 // scratch header once the stream reaches it: dynamic_scale_status(header).
 template <class Residual = float>
 status launch_quantize_gradient_int8(const float* g, std::int8_t* codes, Residual* residual, std::size_t n,
-                                          std::size_t group_size, dynamic_scale_state* states, void* scratch,
-                                          const dynamic_scale_config& cfg, cudaStream_t stream = 0) {
+                                     std::size_t group_size, dynamic_scale_state* states, void* scratch,
+                                     const dynamic_scale_config& cfg, cudaStream_t stream = 0) {
   static_assert(std::is_same_v<Residual, float> || std::is_same_v<Residual, std::uint16_t>,
                 "residual buffer: float (fp32) or std::uint16_t (bf16 bits)");
   if (!dynamic_scale_config_valid(cfg)) return status::bad_config;
@@ -472,8 +472,8 @@ __global__ void int8_adam_kernel(float* p, const float* g, std::size_t n, int8_a
 
 // Device version of dequantize_gradient_int8 (out: float* for fp32, std::uint16_t* bits otherwise).
 inline status launch_dequantize_gradient_int8(const std::int8_t* codes, std::size_t n, std::size_t group_size,
-                                                   const dynamic_scale_state* states, void* out, dtype t,
-                                                   cudaStream_t stream = 0) {
+                                              const dynamic_scale_state* states, void* out, dtype t,
+                                              cudaStream_t stream = 0) {
   if (n == 0) return status::ok;
   if (codes == nullptr || states == nullptr || out == nullptr) return status::null_pointer;
   const std::size_t gs = group_size == 0 ? n : group_size;
@@ -486,7 +486,7 @@ inline status launch_dequantize_gradient_int8(const std::int8_t* codes, std::siz
 
 // Device version of int8_adam_step (one pass over p, g and the states; same bits as the host).
 inline status launch_int8_adam_step(float* p, const float* g, std::size_t n, int8_adam_state st,
-                                         const int8_adam_config& c, std::uint64_t t, cudaStream_t stream = 0) {
+                                    const int8_adam_config& c, std::uint64_t t, cudaStream_t stream = 0) {
   if (c.block_size == 0 || c.block_size > 4096) return status::bad_group;
   if (qnum::detail::is_nonfinite(c.lr) || qnum::detail::is_nonfinite(c.eps) ||
       qnum::detail::is_nonfinite(c.weight_decay) || !(c.beta1 >= 0.0f && c.beta1 < 1.0f) ||

@@ -200,8 +200,8 @@ float grad_input_amax(const float* g, const Residual* r, std::size_t begin, std:
 // Returns ok / ok_zeroed_nonfinite / skipped_nonfinite, or an error status with nothing written.
 template <class Residual = float>
 status quantize_gradient_int8(const float* g, std::int8_t* codes, Residual* residual, std::size_t n,
-                                 std::size_t group_size, dynamic_scale_state* states,
-                                 const dynamic_scale_config& cfg) {
+                              std::size_t group_size, dynamic_scale_state* states,
+                              const dynamic_scale_config& cfg) {
   static_assert(std::is_same_v<Residual, float> || std::is_same_v<Residual, std::uint16_t>,
                 "residual buffer: float (fp32) or std::uint16_t (bf16 bits)");
   if (!dynamic_scale_config_valid(cfg)) return status::bad_config;
@@ -285,7 +285,7 @@ QNUM_HD std::uint32_t dequant_store_bits(float v, dtype t) {
                                   : (t == dtype::bf16 ? to_bf16(v) : to_fp16(v));
 }
 inline status dequantize_gradient_int8(const std::int8_t* codes, std::size_t n, std::size_t group_size,
-                                          const dynamic_scale_state* states, void* out, dtype t) {
+                                       const dynamic_scale_state* states, void* out, dtype t) {
   if (n == 0) return status::ok;
   if (codes == nullptr || states == nullptr || out == nullptr) return status::null_pointer;
   const std::size_t gs = group_size == 0 ? n : group_size;

@@ -142,7 +142,7 @@ QNUM_HD std::uint32_t int8_adam_random(std::uint64_t seed, std::uint64_t t, std:
 // device kernel). p, g: fp32 [n]. Returns ok, null_pointer, bad_size (t == 0), bad_group
 // (block_size 0 or above 4096) or bad_config (non-finite hyper-parameters, betas outside [0, 1)).
 inline status int8_adam_step(float* p, const float* g, std::size_t n, int8_adam_state st,
-                                const int8_adam_config& c, std::uint64_t t) {
+                             const int8_adam_config& c, std::uint64_t t) {
   if (c.block_size == 0 || c.block_size > 4096) return status::bad_group;
   if (detail::is_nonfinite(c.lr) || detail::is_nonfinite(c.eps) || detail::is_nonfinite(c.weight_decay) ||
       !(c.beta1 >= 0.0f && c.beta1 < 1.0f) || !(c.beta2 >= 0.0f && c.beta2 < 1.0f) || !(c.eps >= 0.0f))
@@ -185,7 +185,7 @@ inline status int8_adam_step(float* p, const float* g, std::size_t n, int8_adam_
 
 // Plain fp32 Adam/AdamW with the same formulas (the reference the INT8 states approximate).
 inline status fp32_adam_step(float* p, const float* g, float* m, float* v, std::size_t n,
-                                const int8_adam_config& c, std::uint64_t t) {
+                             const int8_adam_config& c, std::uint64_t t) {
   if (t == 0) return status::bad_config;
   if (n == 0) return status::ok;
   if (p == nullptr || g == nullptr || m == nullptr || v == nullptr) return status::null_pointer;
