@@ -263,7 +263,7 @@ void adam(qnum_fuzz::input& in, std::uint8_t a, std::uint8_t b) {
     status want = status::ok;
     if (c.block_size == 0 || c.block_size > 4096) want = status::bad_group;
     else if (!cfg_ok) want = status::bad_config;
-    else if (tt == 0) want = status::bad_shape;
+    else if (tt == 0) want = status::bad_config;  // steps count from 1
     else if (n == 0) want = status::ok;
     else if (nulls) want = status::null_pointer;
     qnum::int8_adam_state s{nulls ? nullptr : mc.data(), vc.data(), mab.data(), vab.data()};

@@ -54,7 +54,7 @@ if [ "${1:-}" = prebuild ]; then
       -Dbenchmarks=auto -Dwerror=true -Dbuildtype=release || exit 1
   fi
   # nvcc's dependency files do not always name the headers: touch the sources so every program is current.
-  touch tests/gpu/*.cu bench/*.cu examples/*.cu apps/qnum-convert/src/*.cu
+  touch tests/gpu/*.cu tests/train/*.cu tests/layout/*.cu tests/host/*.cu bench/*.cu examples/*.cu apps/qnum-convert/src/*.cu
   ninja -C "$pb" "${programs[@]}" || exit 1
   rm -rf .devdeps/bin
   for p in "${programs[@]}"; do

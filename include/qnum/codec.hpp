@@ -16,7 +16,7 @@
 // e8m0: the sign is ignored and 0 gives 0x00 (2^-127), as CUDA's __nv_cvt_float_to_e8m0; rne rounds
 // the significand at 1 bit (1.5 * 2^k -> 2^(k+1)) as ml_dtypes does; rtz is floor(log2 |x|) and raz is
 // ceil(log2 |x|); values below 2^-127 give 0x00; overflow gives 0xFE (satfinite) or 0xFF (nosat).
-// Integer formats (int4, uint4, int8, uint8): clamp to [qmin, qmax], then round (the two commute);
+// Integer formats (qint4, quint4, qint8, quint8): clamp to [qmin, qmax], then round (the two commute);
 // NaN gives 0; the saturation tag is accepted and ignored (integers always saturate). Codes are two's
 // complement in the low `bits` bits.
 #pragma once

@@ -140,7 +140,7 @@ QNUM_HD group_stats merge(group_stats a, const group_stats& b) {
 
 namespace detail {
 
-// The fast statistics the device kernels use (cuda::fragment_stats): min = fmin(min, x), max = fmax(max, x),
+// The fast statistics the device kernels use (gpu::fragment_stats): min = fmin(min, x), max = fmax(max, x),
 // amax = fmax(amax, |x|), one instruction per element and statistic. fmin/fmax drop a NaN operand; an
 // infinite element is kept, so the result equals accumulate()'s whenever it is finite, and a non-finite
 // result (fast_stats_need_exact) means "recompute with accumulate()". With min_max, amax is finished from

@@ -68,6 +68,16 @@ TEST_CASE("group launchers reject bad arguments with the host API's status, with
   CHECK(qnum::gpu::launch_fake_quantize(p::slime_int4_qat, qnum::view(static_cast<const float*>(d), 4, 0), g32,
                                         qnum::view(d, 4, 0)) == status::ok);
 
+  // Mutable input views take the same launchers.
+  CHECK(qnum::gpu::launch_quantize(p::slime_int4_qat, qnum::view(d, 4, 64, 10), g32, codes, sv) == status::bad_stride);
+  CHECK(qnum::gpu::launch_quantize(qnum::fixed_scheme<p::slime_int4_qat>{}, qnum::view(static_cast<float*>(nullptr), 4, 64),
+                                   g32, codes, sv) == status::null_pointer);
+  CHECK(qnum::gpu::launch_fake_quantize(p::slime_int4_qat, qnum::view(d, 4, 64), g32, qnum::view(d, 4, 32)) ==
+        status::bad_shape);
+  CHECK(qnum::gpu::launch_tensor_stats(qnum::view(d, 4, 64), nullptr) == status::null_pointer);
+  CHECK(qnum::gpu::launch_w4a16_pack(p::ct_w4a16_sym, qnum::gpu::device_view(fake<__nv_bfloat16>(0x10000), 4, 64), 12,
+                                     fake<std::uint32_t>(0x30000), sv) == status::bad_group);
+
   // fake quantize: output shape and alignment.
   CHECK(qnum::gpu::launch_fake_quantize(p::slime_int4_qat, good, g32, qnum::view(d, 4, 32)) == status::bad_shape);
   CHECK(qnum::gpu::launch_fake_quantize(p::slime_int4_qat, good, g32, qnum::view(reinterpret_cast<float*>(c + 2), 4, 64)) ==
@@ -117,6 +127,7 @@ TEST_CASE("training launchers reject bad arguments with the host functions' stat
   CHECK(qnum::gpu::launch_dequantize_gradient_int8(q, 64, 24, st, fake<void>(0x50000), qnum::dtype::fp32) ==
         status::bad_group);
   CHECK(qnum::gpu::launch_dequantize_gradient_int8(q, 64, 32, st, nullptr, qnum::dtype::fp32) == status::null_pointer);
+  CHECK(qnum::gpu::launch_dequantize_gradient_int8(q, 64, 32, st, fake<void>(0x50000), qnum::dtype::e8m0) == status::bad_type);
 
   qnum::int8_adam_config c;
   const qnum::int8_adam_state ast{fake<std::int8_t>(0x20000), fake<std::uint8_t>(0x21000), fake<float>(0x22000),

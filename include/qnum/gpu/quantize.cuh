@@ -47,9 +47,10 @@
 // Inputs: float, or bf16/fp16 bits as std::uint16_t with matrix_view::type (device_view() wraps
 // __nv_bfloat16 / __half pointers). Outputs of dequantize / fake_quantize likewise. NaN outputs are the
 // canonical quiet NaN (fp32 0x7FC00000, bf16 0x7FC0, fp16 0x7E00), as on the host.
-// Kernel choice: 1xG groups with G <= 32 * V * 8 (V = 16 / sizeof(element)) use a sub-warp of L lanes per
-// group (L = next power of two of ceil(G / V), at most 32), so G = 16/32/64/128 map to L = 2/4/8/16 (bf16)
-// or 4/8/16/32 (fp32) with one 16-byte load per lane and the group held in registers; other shapes (2-D
+// Kernel choice: 1xG groups with G <= 32 * V * 4 (V = 16 / sizeof(element): 512 fp32, 1024 bf16/fp16
+// elements) use a sub-warp of L lanes per group (L = the smallest power of two with 4 * L >= ceil(G / V)
+// 16-byte chunks, so each lane holds up to 4 chunks), so G = 16/32/64/128 map to L = 1/1/2/4 (bf16) or
+// 1/2/4/8 (fp32) with the group held in registers (fixed schemes with L <= 2 take whole tiles of a warp); other shapes (2-D
 // blocks, long rows) use one 256-thread block per group with cub::BlockReduce. A tensor that is a single
 // group (per_tensor) uses two kernels (stats, then quantize) when tensor_scratch (3 x uint32 of device
 // memory) is given, else one block. Loads are 16-byte vectors when the view is 16-byte aligned with a row
@@ -1341,6 +1342,33 @@ status launch_w4a16_pack(const scheme<qnum::qint4>& s, matrix_view<const T> w, s
                          std::uint32_t* weight_packed, scale_view scales, matrix_view<std::int32_t> zeros = {},
                          cudaStream_t stream = nullptr, std::int64_t packed_stride = -1, rounding rd = {}) {
   return launch_w4a16_pack(runtime_scheme<qnum::qint4>{s}, w, group, weight_packed, scales, zeros, stream, packed_stride, rd);
+}
+
+// Mutable input views (a device_view of a non-const pointer, a view(float*, ...)) take the read-only
+// launchers above: the same calls, the same status.
+template <class S, class T, std::enable_if_t<!std::is_const<T>::value, int> = 0>
+status launch_quantize(const S& sch, matrix_view<T> in, group_shape groups, matrix_view<std::uint8_t> codes,
+                       scale_view scales, matrix_view<std::int32_t> zeros = {}, rounding rd = {},
+                       float outer_scale = 0.0f, cudaStream_t stream = nullptr,
+                       std::uint32_t* tensor_scratch = nullptr) {
+  return launch_quantize(sch, matrix_view<const T>(in), groups, codes, scales, zeros, rd, outer_scale, stream,
+                         tensor_scratch);
+}
+template <class S, class T, class U, std::enable_if_t<!std::is_const<T>::value, int> = 0>
+status launch_fake_quantize(const S& sch, matrix_view<T> in, group_shape groups, matrix_view<U> out, rounding rd = {},
+                            float outer_scale = 0.0f, cudaStream_t stream = nullptr,
+                            std::uint32_t* tensor_scratch = nullptr) {
+  return launch_fake_quantize(sch, matrix_view<const T>(in), groups, out, rd, outer_scale, stream, tensor_scratch);
+}
+template <class T, std::enable_if_t<!std::is_const<T>::value, int> = 0>
+status launch_tensor_stats(matrix_view<T> in, std::uint32_t* stats, cudaStream_t stream = nullptr) {
+  return launch_tensor_stats(matrix_view<const T>(in), stats, stream);
+}
+template <class S, class T, std::enable_if_t<!std::is_const<T>::value, int> = 0>
+status launch_w4a16_pack(const S& sch, matrix_view<T> w, std::int64_t group, std::uint32_t* weight_packed,
+                         scale_view scales, matrix_view<std::int32_t> zeros = {}, cudaStream_t stream = nullptr,
+                         std::int64_t packed_stride = -1, rounding rd = {}) {
+  return launch_w4a16_pack(sch, matrix_view<const T>(w), group, weight_packed, scales, zeros, stream, packed_stride, rd);
 }
 
 }  // namespace gpu

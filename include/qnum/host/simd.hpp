@@ -18,7 +18,7 @@
 //   simd_target_name(t)                       "none", "sse2", "avx2", "avx512", "neon"
 //
 // Covered (everything else takes the generic path): input fp32 or bf16; output (dequantize / fake_quantize)
-// fp32 or bf16; rounding nearest-even; work dtype fp32; element format int4/uint4/int8/uint8 (any scheme
+// fp32 or bf16; rounding nearest-even; work dtype fp32; element format qint4/quint4/qint8/quint8 (any scheme
 // kind, x_by, zero_first) or fp8_e4m3/fp8_e5m2/fp4_e2m1; the group's code scale finite and > 0 (always
 // true unless a scale underflows to zero in its storage type). Group statistics take the lanes for every
 // scheme when the input is fp32 or bf16. GGUF Q8_0/Q4_0/Q4_1 writers from fp32.
@@ -35,7 +35,7 @@
 //     depend on the order of the lanes except for the sign of a zero, which finish() fixes;
 //   - GGUF: x86's truncating conversion (cvttps2dq) is what ggml's (int8_t) cast compiles to; roundf is
 //     trunc(|v|) + (frac >= 0.5) with an exact fraction; ggml's first-of-equal-extremes rule is kept.
-// tests/test_host_simd.cpp compares every case against the generic path on adversarial random data under
+// tests/host/test_simd.cpp compares every case against the generic path on adversarial random data under
 // every target the CPU has, and test_codec_exhaustive runs the float-code lanes over all 2^32 fp32 inputs.
 //
 // Enabled with GCC or Clang on x86-64 and AArch64; off under nvcc and elsewhere (QNUM_HOST_SIMD 0), or
@@ -255,7 +255,7 @@ inline std::atomic<int>& active_target_slot() {
 }
 inline simd_target active_target() { return static_cast<simd_target>(active_target_slot().load(std::memory_order_relaxed)); }
 
-// fn(engine) with the active target's engine (a type with static members, host_simd_lanes.inc); false
+// fn(engine) with the active target's engine (a type with static members, host/simd_lanes.inc); false
 // (fn not called) when the active target is none.
 template <class Fn>
 inline bool dispatch(Fn&& fn) {

@@ -2,7 +2,7 @@
 // writes) and marlin::permute_scales, so an engine can take Marlin-ready tensors without repacking.
 //
 // Source read (vllm-project/vllm, marlin_utils_test.py @04aa528e: marlin_permute_weights,
-// marlin_weights, get_weight_perm; marlin_utils.py: get_scale_perms, marlin::permute_scales), 16-bit
+// marlin_weights, get_weight_perm; marlin_utils.py: get_scale_perms, marlin_permute_scales), 16-bit
 // activations (is_a_8bit = false), 4-bit codes, no act-order:
 //   1. view the [K, N] codes as 16x16 tiles, tile-major: row K/16, column (n/16)*256 + (k%16)*16 + n%16
 //   2. within each chunk of 1024 columns (four 16x16 tiles = one 16x64 Marlin tile) take the columns

@@ -139,7 +139,7 @@ QNUM_HD std::uint32_t int8_adam_random(std::uint64_t seed, std::uint64_t t, std:
 }
 
 // One Adam/AdamW step t (1-based) on n parameters with INT8 states (host reference of the fused
-// device kernel). p, g: fp32 [n]. Returns ok, null_pointer, bad_size (t == 0), bad_group
+// device kernel). p, g: fp32 [n]. Returns ok, null_pointer, bad_config (t == 0), bad_group
 // (block_size 0 or above 4096) or bad_config (non-finite hyper-parameters, betas outside [0, 1)).
 inline status int8_adam_step(float* p, const float* g, std::size_t n, int8_adam_state st,
                              const int8_adam_config& c, std::uint64_t t) {

@@ -1,4 +1,4 @@
-// tests/test_dynamic_scale.cpp: EMA-clipped dynamic INT8 gradient scales, residual error feedback,
+// tests/train/test_dynamic_scale.cpp: EMA-clipped dynamic INT8 gradient scales, residual error feedback,
 // the non-finite policies and stochastic rounding (qnum/train/dynamic_scale.hpp).
 #include <doctest/doctest.h>
 
@@ -136,6 +136,8 @@ TEST_CASE("dequantization to fp32, bf16, fp16 is fl(q * fl(s / 127)), then RNE")
         qnum::status::null_pointer);
   CHECK(qnum::dequantize_gradient_int8(R.q.data(), 3, 2, R.st.data(), f.data(), qnum::dtype::fp32) ==
         qnum::status::bad_group);
+  for (qnum::dtype t : {qnum::dtype::e8m0, qnum::dtype::ue4m3})  // outputs are fp32, bf16 or fp16
+    CHECK(qnum::dequantize_gradient_int8(R.q.data(), 3, 0, R.st.data(), f.data(), t) == qnum::status::bad_type);
 }
 
 TEST_CASE("bad input gives a status, never a crash") {

@@ -1,4 +1,4 @@
-// tests/test_mixed_isa.cpp: objects built with different instruction-set flags link into one program and
+// tests/host/test_mixed_isa.cpp: objects built with different instruction-set flags link into one program and
 // agree. This file has the project's flags; mixed_isa_avx2.cpp is built with -mavx2 -mfma
 // -ffp-contract=fast; where nvcc exists, mixed_isa_cuda.cu is compiled by nvcc. All run the same entry
 // points (mixed_isa_body.hpp) under every host SIMD target and with none (the generic loops): every

@@ -1,4 +1,4 @@
-// tests/test_pack.cpp: packing primitives and layouts — exhaustive round trips, hand examples from
+// tests/layout/test_pack.cpp: packing primitives and layouts — exhaustive round trips, hand examples from
 // the references' documentation, bad input statuses, and golden vectors from the real references.
 #include <doctest/doctest.h>
 

@@ -1,4 +1,4 @@
-// tests/gpu/test_dynamic_scale_device.cu: the fused dynamic-scale INT8 gradient pass and the INT8
+// tests/train/test_dynamic_scale_device.cu: the fused dynamic-scale INT8 gradient pass and the INT8
 // Adam step on the GPU equal the host reference bit for bit (codes, residuals, states, parameters).
 #define QNUM_TEST_DEVICE_MAIN
 #include "hd_harness.cuh"

@@ -1,4 +1,4 @@
-// tests/gpu/test_pack_device.cu: the packing primitives, the GGUF block codecs and the W4A16
+// tests/layout/test_pack_device.cu: the packing primitives, the GGUF block codecs and the W4A16
 // dequantize-from-packed primitive give the same words on the GPU as on the host.
 #define QNUM_TEST_DEVICE_MAIN
 #include "hd_harness.cuh"

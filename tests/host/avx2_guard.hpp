@@ -1,4 +1,4 @@
-// tests/avx2_guard.hpp: included by test programs with code built for AVX2 + FMA (QNUM_TEST_SKIP_WITHOUT_AVX2):
+// tests/host/avx2_guard.hpp: included by test programs with code built for AVX2 + FMA (QNUM_TEST_SKIP_WITHOUT_AVX2):
 // on a CPU without them, print why and exit 77 (meson's SKIP) before any test runs.
 #pragma once
 

@@ -1,4 +1,4 @@
-// tests/mixed_isa_body.hpp: the work both translation units of test_mixed_isa do, one compiled with the
+// tests/host/mixed_isa_body.hpp: the work both translation units of test_mixed_isa do, one compiled with the
 // project's flags and one with -mavx2 -mfma -ffp-contract=fast. Every qnum inline function they use is
 // emitted in both objects, each with its own flags; the linker keeps one copy of each. Whatever it keeps,
 // both callers must get the bits of the per-element definition.

@@ -1,4 +1,4 @@
-// tests/test_host_simd.cpp: the SIMD host path of quantize_tensor.hpp gives the bits of the per-element
+// tests/host/test_simd.cpp: the SIMD host path of quantize_tensor.hpp gives the bits of the per-element
 // definition (accumulate, compute_params, quantize_value, dequantize_value, to_bf16) for every covered case:
 // integer and float element formats, every scheme option the lanes take, fp32/bf16 inputs and outputs,
 // groups that do and do not fill, strided rows, and inputs built to hit every branch (ties of x / s,

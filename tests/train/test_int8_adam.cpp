@@ -1,4 +1,4 @@
-// tests/test_int8_adam.cpp: Adam/AdamW with INT8 block-scaled states (qnum/train/int8_adam.hpp).
+// tests/train/test_int8_adam.cpp: Adam/AdamW with INT8 block-scaled states (qnum/train/int8_adam.hpp).
 #include <doctest/doctest.h>
 
 #include <cmath>

@@ -1,4 +1,4 @@
-// tests/mixed_isa_cuda.cu: the third translation unit of test_mixed_isa, compiled by nvcc (host code with
+// tests/host/mixed_isa_cuda.cu: the third translation unit of test_mixed_isa, compiled by nvcc (host code with
 // nvcc's host compiler and flags, plus device code for the listed architectures). It includes the device
 // headers and opens `using namespace qnum;` at file scope: qnum's names must then sit beside CUDA's vector
 // types (int4, uint4) and CCCL's ::cuda namespace without ambiguity.
