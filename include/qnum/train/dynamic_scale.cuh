@@ -488,16 +488,7 @@ inline status launch_dequantize_gradient_int8(const std::int8_t* codes, std::siz
 // Device version of int8_adam_step (one pass over p, g and the states; same bits as the host).
 inline status launch_int8_adam_step(float* p, const float* g, std::size_t n, int8_adam_state st,
                                     const int8_adam_config& c, std::uint64_t t, cudaStream_t stream = 0) {
-  if (c.block_size == 0 || c.block_size > 4096) return status::bad_group;
-  if (qnum::detail::is_nonfinite(c.lr) || qnum::detail::is_nonfinite(c.eps) ||
-      qnum::detail::is_nonfinite(c.weight_decay) || !(c.beta1 >= 0.0f && c.beta1 < 1.0f) ||
-      !(c.beta2 >= 0.0f && c.beta2 < 1.0f) || !(c.eps >= 0.0f))
-    return status::bad_config;
-  if (t == 0) return status::bad_config;
-  if (n == 0) return status::ok;
-  if (p == nullptr || g == nullptr || st.m_codes == nullptr || st.v_codes == nullptr || st.m_absmax == nullptr ||
-      st.v_absmax == nullptr)
-    return status::null_pointer;
+  if (status e = int8_adam_check(p, g, n, st, c, t); e != status::ok || n == 0) return e;
   const int8_adam_scalars s = int8_adam_scalars_for(c, t);
   const std::size_t blocks = int8_adam_blocks(n, c.block_size);
   if (blocks > 0x7FFFFFFFu) return status::bad_shape;

@@ -138,11 +138,11 @@ QNUM_HD std::uint32_t int8_adam_random(std::uint64_t seed, std::uint64_t t, std:
   return random_bits(seed, 2 * ((t - 1) * n + i) + static_cast<std::uint64_t>(k));
 }
 
-// One Adam/AdamW step t (1-based) on n parameters with INT8 states (host reference of the fused
-// device kernel). p, g: fp32 [n]. Returns ok, null_pointer, bad_config (t == 0), bad_group
-// (block_size 0 or above 4096) or bad_config (non-finite hyper-parameters, betas outside [0, 1)).
-inline status int8_adam_step(float* p, const float* g, std::size_t n, int8_adam_state st,
-                             const int8_adam_config& c, std::uint64_t t) {
+// The arguments of one step, checked in the order both entry points report them: bad_group (block_size 0
+// or above 4096), bad_config (non-finite hyper-parameters, betas outside [0, 1), eps < 0, step t == 0), ok for
+// n == 0, null_pointer.
+inline status int8_adam_check(const float* p, const float* g, std::size_t n, const int8_adam_state& st,
+                              const int8_adam_config& c, std::uint64_t t) {
   if (c.block_size == 0 || c.block_size > 4096) return status::bad_group;
   if (detail::is_nonfinite(c.lr) || detail::is_nonfinite(c.eps) || detail::is_nonfinite(c.weight_decay) ||
       !(c.beta1 >= 0.0f && c.beta1 < 1.0f) || !(c.beta2 >= 0.0f && c.beta2 < 1.0f) || !(c.eps >= 0.0f))
@@ -152,6 +152,14 @@ inline status int8_adam_step(float* p, const float* g, std::size_t n, int8_adam_
   if (p == nullptr || g == nullptr || st.m_codes == nullptr || st.v_codes == nullptr || st.m_absmax == nullptr ||
       st.v_absmax == nullptr)
     return status::null_pointer;
+  return status::ok;
+}
+
+// One Adam/AdamW step t (1-based) on n parameters with INT8 states (host reference of the fused
+// device kernel). p, g: fp32 [n]. Returns int8_adam_check's status, else ok.
+inline status int8_adam_step(float* p, const float* g, std::size_t n, int8_adam_state st,
+                             const int8_adam_config& c, std::uint64_t t) {
+  if (status e = int8_adam_check(p, g, n, st, c, t); e != status::ok || n == 0) return e;
   const int8_adam_scalars s = int8_adam_scalars_for(c, t);
   float mb[4096], wb[4096];
   for (std::size_t b = 0; b < int8_adam_blocks(n, c.block_size); ++b) {
