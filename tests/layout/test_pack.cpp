@@ -2,6 +2,7 @@
 // the references' documentation, bad input statuses, and golden vectors from the real references.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <sstream>
@@ -235,6 +236,11 @@ TEST_CASE("compressed-tensors PackedQuantizationCompressor golden (W4A16 g32 sym
       std::vector<std::uint32_t> zw(s.zp_rows * s.zp_cols);
       REQUIRE(ct::pack_zero_point(zp.data(), N, s.groups, 4, zw.data()) == status::ok);
       CHECK(zw == as<std::uint32_t>(r[4]));
+      // The int32 zero points quantize writes give the same words.
+      const std::vector<std::int32_t> zp32(zp.begin(), zp.end());
+      std::vector<std::uint32_t> zw32(zw.size(), 0xDEADBEEFu);
+      REQUIRE(ct::pack_zero_point(zp32.data(), N, s.groups, 4, zw32.data()) == status::ok);
+      CHECK(zw32 == as<std::uint32_t>(r[4]));
       std::vector<std::int8_t> zb(zp.size());
       REQUIRE(ct::unpack_zero_point(zw.data(), N, s.groups, 4, zb.data()) == status::ok);
       CHECK(zb == zp);
@@ -328,6 +334,10 @@ TEST_CASE("GPTQ and AWQ golden (vLLM-documented layout)") {
     CHECK(zb == as<std::int32_t>(r[2]));
     REQUIRE(gptq::pack_qzeros(z.data(), N, K / g, bits, gptq::format::v2, qz.data()) == status::ok);
     CHECK(qz == as<std::uint32_t>(r[5]));
+    const std::vector<std::int32_t> z32(z.begin(), z.end());  // the int32 zero points quantize writes
+    std::fill(qz.begin(), qz.end(), 0u);
+    REQUIRE(gptq::pack_qzeros(z32.data(), N, K / g, bits, gptq::format::v1, qz.data()) == status::ok);
+    CHECK(qz == as<std::uint32_t>(r[4]));
   }
   CHECK(n == 5);
   n = 0;
@@ -344,6 +354,10 @@ TEST_CASE("GPTQ and AWQ golden (vLLM-documented layout)") {
     CHECK(qb == q);
     REQUIRE(awq::pack_qzeros(z.data(), N, K / g, qz.data()) == status::ok);
     CHECK(qz == as<std::uint32_t>(r[4]));
+    const std::vector<std::int32_t> z32(z.begin(), z.end());
+    std::fill(qz.begin(), qz.end(), 0u);
+    REQUIRE(awq::pack_qzeros(z32.data(), N, K / g, qz.data()) == status::ok);
+    CHECK(qz == as<std::uint32_t>(r[4]));
   }
   CHECK(n == 3);
   // symmetric int4 v1 qzeros are 0x77777777
@@ -351,6 +365,24 @@ TEST_CASE("GPTQ and AWQ golden (vLLM-documented layout)") {
   std::uint32_t w = 0;
   REQUIRE(gptq::pack_qzeros(eight, 8, 1, 4, gptq::format::v1, &w) == status::ok);
   CHECK(w == 0x77777777u);
+  // int32 zero points outside the field: code_out_of_range, nothing else accepted.
+  std::int32_t z32[8] = {8, 8, 8, 8, 8, 8, 8, 16};
+  CHECK(gptq::pack_qzeros(z32, 8, 1, 4, gptq::format::v2, &w) == status::code_out_of_range);
+  CHECK(awq::pack_qzeros(z32, 8, 1, &w) == status::code_out_of_range);
+  z32[7] = -1;
+  CHECK(gptq::pack_qzeros(z32, 8, 1, 4, gptq::format::v2, &w) == status::code_out_of_range);
+  CHECK(awq::pack_qzeros(z32, 8, 1, &w) == status::code_out_of_range);
+  z32[7] = 0;
+  CHECK(gptq::pack_qzeros(z32, 8, 1, 4, gptq::format::v1, &w) == status::code_out_of_range);  // v1 stores zero - 1
+  std::int32_t s32[8] = {-8, -1, 0, 7, 1, 2, 3, 8};  // signed 4-bit: 8 does not fit
+  std::uint32_t ct_w[1] = {0};
+  CHECK(ct::pack_zero_point(s32, 8, 1, 4, ct_w) == status::code_out_of_range);
+  s32[7] = 4;
+  CHECK(ct::pack_zero_point(s32, 8, 1, 4, ct_w) == status::ok);
+  const std::int8_t s8[8] = {-8, -1, 0, 7, 1, 2, 3, 4};
+  std::uint32_t ct_w8[1] = {0};
+  REQUIRE(ct::pack_zero_point(s8, 8, 1, 4, ct_w8) == status::ok);
+  CHECK(ct_w[0] == ct_w8[0]);
 }
 
 TEST_CASE("Marlin weights and scales golden (vLLM-documented layout)") {

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "qnum/codec.hpp"
 #include "qnum/config.hpp"
@@ -86,8 +87,10 @@ inline status unpack_qweight(const std::uint32_t* qweight, std::int64_t n, std::
 // GPTQ qzeros [G, N*bits/32] from zero points z[N, G] (0..2^bits-1). v1 stores z-1 (so z = 0 cannot
 // be stored: code_out_of_range, as AutoGPTQ would corrupt the neighbouring field); v2 stores z.
 // N must be a multiple of 32/bits.
-inline status pack_qzeros(const std::uint8_t* z, std::int64_t n, std::int64_t groups, int bits,
-                          format fmt, std::uint32_t* qzeros) {
+// Z: std::uint8_t, or std::int32_t (the zero points quantize writes for asymmetric schemes).
+template <class Z, std::enable_if_t<std::is_same<Z, std::uint8_t>::value || std::is_same<Z, std::int32_t>::value, int> = 0>
+inline status pack_qzeros(const Z* z, std::int64_t n, std::int64_t groups, int bits, format fmt,
+                          std::uint32_t* qzeros) {
   if (!detail::gptq_bits_ok(bits)) return status::bad_bits;
   if (n < 0 || groups < 0 || n % (32 / bits) != 0) return status::bad_shape;
   if (n * groups == 0) return status::ok;
@@ -101,7 +104,7 @@ inline status pack_qzeros(const std::uint8_t* z, std::int64_t n, std::int64_t gr
   for (std::int64_t g = 0; g < groups; ++g)
     for (std::int64_t w = 0; w < wpr; ++w) {
       std::uint32_t word = 0;
-      for (int j = 0; j < pf; ++j) word |= std::uint32_t(z[(w * pf + j) * groups + g] - sub) << (bits * j);
+      for (int j = 0; j < pf; ++j) word |= static_cast<std::uint32_t>(z[(w * pf + j) * groups + g] - sub) << (bits * j);
       qzeros[g * wpr + w] = word;
     }
   return status::ok;
@@ -175,7 +178,9 @@ inline status unpack_qweight(const std::uint32_t* qweight, std::int64_t n, std::
   return status::ok;
 }
 // AWQ qzeros [G, N/8] from zero points z[N, G] (0..15).
-inline status pack_qzeros(const std::uint8_t* z, std::int64_t n, std::int64_t groups, std::uint32_t* qzeros) {
+// Z: std::uint8_t, or std::int32_t (the zero points quantize writes for asymmetric schemes).
+template <class Z, std::enable_if_t<std::is_same<Z, std::uint8_t>::value || std::is_same<Z, std::int32_t>::value, int> = 0>
+inline status pack_qzeros(const Z* z, std::int64_t n, std::int64_t groups, std::uint32_t* qzeros) {
   if (n < 0 || groups < 0 || n % 8 != 0) return status::bad_shape;
   if (n * groups == 0) return status::ok;
   if (z == nullptr || qzeros == nullptr) return status::null_pointer;
@@ -183,7 +188,7 @@ inline status pack_qzeros(const std::uint8_t* z, std::int64_t n, std::int64_t gr
   for (std::int64_t g = 0; g < groups; ++g)
     for (std::int64_t w = 0; w < n / 8; ++w) {
       std::uint32_t word = 0;
-      for (int i = 0; i < 8; ++i) word |= std::uint32_t{z[(8 * w + order[i]) * groups + g]} << (4 * i);
+      for (int i = 0; i < 8; ++i) word |= static_cast<std::uint32_t>(z[(8 * w + order[i]) * groups + g]) << (4 * i);
       qzeros[g * (n / 8) + w] = word;
     }
   return status::ok;
