@@ -124,3 +124,21 @@ TEST_CASE("qmin/qmax of float formats") {
   CHECK(qnum::e8m0::qmax == 127);
   CHECK(sizeof(qnum::code_t<qnum::bf16>) == 2);
 }
+
+TEST_CASE("dtype: the run-time names of the storage formats") {
+  static_assert(qnum::dtype_of<float> == qnum::dtype::fp32 && qnum::dtype_of<qnum::bf16> == qnum::dtype::bf16 &&
+                    qnum::dtype_of<qnum::fp16> == qnum::dtype::fp16 && qnum::dtype_of<qnum::e8m0> == qnum::dtype::e8m0 &&
+                    qnum::dtype_of<qnum::ue4m3> == qnum::dtype::ue4m3,
+                "dtype_of");
+  // Bytes and names agree with the format descriptors.
+  CHECK(qnum::dtype_bytes(qnum::dtype::fp32) == 4);
+  CHECK(qnum::dtype_bytes(qnum::dtype::bf16) == (qnum::bf16::bits + 7) / 8);  // stored in whole bytes
+  CHECK(qnum::dtype_bytes(qnum::dtype::fp16) == (qnum::fp16::bits + 7) / 8);  // stored in whole bytes
+  CHECK(qnum::dtype_bytes(qnum::dtype::e8m0) == (qnum::e8m0::bits + 7) / 8);  // stored in whole bytes
+  CHECK(qnum::dtype_bytes(qnum::dtype::ue4m3) == (qnum::ue4m3::bits + 7) / 8);  // stored in whole bytes
+  CHECK(std::string(qnum::to_string(qnum::dtype::bf16)) == qnum::bf16::name);
+  CHECK(std::string(qnum::to_string(qnum::dtype::fp16)) == qnum::fp16::name);
+  CHECK(std::string(qnum::to_string(qnum::dtype::e8m0)) == qnum::e8m0::name);
+  CHECK(std::string(qnum::to_string(qnum::dtype::ue4m3)) == qnum::ue4m3::name);
+  CHECK(std::string(qnum::to_string(qnum::dtype::fp32)) == "fp32");
+}

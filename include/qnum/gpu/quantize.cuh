@@ -974,6 +974,14 @@ status prepare_in(matrix_view<const T> in, group_shape groups, job<Sch, In, Out>
   return status::ok;
 }
 
+// prepare_in, then the output view (codes or values): valid and of the input's shape.
+template <class Sch, class In, class Out, class T, class O>
+status prepare_in_out(matrix_view<const T> in, group_shape groups, const matrix_view<O>& out, job<Sch, In, Out>& j) {
+  if (status e = prepare_in(in, groups, j); e != status::ok) return e;
+  if (status e = qnum::detail::check_view(out); e != status::ok) return e;
+  return out.rows != in.rows || out.cols != in.cols ? status::bad_shape : status::ok;
+}
+
 template <class Sch, class In, class Out>
 status prepare_scales(job<Sch, In, Out>& j, scale_view scales, matrix_view<std::int32_t> zeros) {
   const auto s = j.sch.get();
@@ -1157,9 +1165,7 @@ status launch_quantize(const H& sch, matrix_view<const T> in, group_shape groups
     using In = typename decltype(in_tag)::type;
     detail::job<H, In, float> j;
     j.sch = sch;
-    if (status e = detail::prepare_in(in, groups, j); e != status::ok) return e;
-    if (status e = qnum::detail::check_view(codes); e != status::ok) return e;
-    if (codes.rows != in.rows || codes.cols != in.cols) return status::bad_shape;
+    if (status e = detail::prepare_in_out(in, groups, codes, j); e != status::ok) return e;
     if (in.rows == 0 || in.cols == 0) return status::ok;
     if (status e = detail::prepare_scales(j, scales, zeros); e != status::ok) return e;
     constexpr int V = detail::vec<In>::size;
@@ -1191,9 +1197,7 @@ status launch_fake_quantize(const H& sch, matrix_view<const T> in, group_shape g
       using Out = typename decltype(out_tag)::type;
       detail::job<H, In, Out> j;
       j.sch = sch;
-      if (status e = detail::prepare_in(in, groups, j); e != status::ok) return e;
-      if (status e = qnum::detail::check_view(out); e != status::ok) return e;
-      if (out.rows != in.rows || out.cols != in.cols) return status::bad_shape;
+      if (status e = detail::prepare_in_out(in, groups, out, j); e != status::ok) return e;
       if (in.rows == 0 || in.cols == 0) return status::ok;
       if (!detail::elem_aligned(out.data)) return status::misaligned;
       constexpr int V = detail::vec<In>::size;
