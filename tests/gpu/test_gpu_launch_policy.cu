@@ -70,7 +70,7 @@ TEST_CASE("group launchers reject bad arguments with the host API's status, with
 
   // Mutable input views take the same launchers.
   CHECK(qnum::gpu::launch_quantize(p::slime_int4_qat, qnum::view(d, 4, 64, 10), g32, codes, sv) == status::bad_stride);
-  CHECK(qnum::gpu::launch_quantize(qnum::fixed_scheme<p::slime_int4_qat>{}, qnum::view(static_cast<float*>(nullptr), 4, 64),
+  CHECK(qnum::gpu::launch_quantize(p::slime_int4_qat, qnum::view(static_cast<float*>(nullptr), 4, 64),
                                    g32, codes, sv) == status::null_pointer);
   CHECK(qnum::gpu::launch_fake_quantize(p::slime_int4_qat, qnum::view(d, 4, 64), g32, qnum::view(d, 4, 32)) ==
         status::bad_shape);
