@@ -175,6 +175,8 @@ inline constexpr dtype dtype_of = dtype_of_t<T>::value;
 QNUM_HD constexpr int dtype_bytes(dtype t) {
   return t == dtype::fp32 ? 4 : (t == dtype::bf16 || t == dtype::fp16) ? 2 : 1;
 }
+// The dtypes a float tensor (a view, a dequantized output, a working precision) may have: fp32, bf16, fp16.
+QNUM_HD constexpr bool is_tensor_dtype(dtype t) { return t == dtype::fp32 || t == dtype::bf16 || t == dtype::fp16; }
 QNUM_HD constexpr const char* to_string(dtype t) {
   return t == dtype::fp32 ? "fp32" : t == dtype::bf16 ? "bf16" : t == dtype::fp16 ? "fp16" : t == dtype::e8m0 ? "e8m0" : "ue4m3";
 }

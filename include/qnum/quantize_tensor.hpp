@@ -111,7 +111,7 @@ template <class T>
 status check_view(const matrix_view<T>& v) {
   // Float tensors: fp32 in float, bf16 / fp16 in 16-bit elements (codes and zero points carry no dtype).
   if (std::is_same<std::remove_const_t<T>, float>::value && v.type != dtype::fp32) return status::bad_type;
-  if (std::is_same<std::remove_const_t<T>, std::uint16_t>::value && v.type != dtype::bf16 && v.type != dtype::fp16)
+  if (std::is_same<std::remove_const_t<T>, std::uint16_t>::value && (!is_tensor_dtype(v.type) || v.type == dtype::fp32))
     return status::bad_type;
   if (v.rows < 0 || v.cols < 0) return status::bad_shape;
   if (v.rows == 0 || v.cols == 0) return status::ok;

@@ -474,7 +474,7 @@ __global__ void int8_adam_kernel(float* p, const float* g, std::size_t n, int8_a
 inline status launch_dequantize_gradient_int8(const std::int8_t* codes, std::size_t n, std::size_t group_size,
                                               const dynamic_scale_state* states, void* out, dtype t,
                                               cudaStream_t stream = 0) {
-  if (t != dtype::fp32 && t != dtype::bf16 && t != dtype::fp16) return status::bad_type;
+  if (!is_tensor_dtype(t)) return status::bad_type;
   if (n == 0) return status::ok;
   if (codes == nullptr || states == nullptr || out == nullptr) return status::null_pointer;
   const std::size_t gs = group_size == 0 ? n : group_size;

@@ -286,7 +286,7 @@ QNUM_HD std::uint32_t dequant_store_bits(float v, dtype t) {
 }
 inline status dequantize_gradient_int8(const std::int8_t* codes, std::size_t n, std::size_t group_size,
                                        const dynamic_scale_state* states, void* out, dtype t) {
-  if (t != dtype::fp32 && t != dtype::bf16 && t != dtype::fp16) return status::bad_type;
+  if (!is_tensor_dtype(t)) return status::bad_type;
   if (n == 0) return status::ok;
   if (codes == nullptr || states == nullptr || out == nullptr) return status::null_pointer;
   const std::size_t gs = group_size == 0 ? n : group_size;
