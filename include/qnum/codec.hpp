@@ -157,7 +157,8 @@ QNUM_HD int code_to_int(std::uint32_t code) {
   constexpr std::uint32_t mask = (1u << F::bits) - 1u;
   const int v = static_cast<int>(code & mask);
   if constexpr (F::is_signed) {
-    return v >= (1 << (F::bits - 1)) ? v - (1 << F::bits) : v;
+    constexpr int half = 1 << (F::bits - 1);
+    return (v ^ half) - half;  // two's complement sign extension without a branch
   } else {
     return v;
   }

@@ -54,10 +54,10 @@ QNUM_HD std::int32_t f2i_rn_sat(float v) {
 // with f2i_rn_sat, then clamp the integer to [lo - z, hi - z] (equal to clamping the float first: the
 // bounds are integers), and a NaN v (NaN x, or degenerate parameters) gives 0 + z = z as the definition.
 // zero_first: v + z in the work dtype, rounded, clamped to [lo, hi]; NaN -> z.
+// v: scaled_value(s, p, x), or the device's gpu::divide of x by the group's divisor (the same code).
 template <class F>
-QNUM_HD int quantize_int_rne_by_cvt(const scheme<F>& s, const group_params& p, float x) {
+QNUM_HD int quantize_int_rne_scaled(const scheme<F>& s, const group_params& p, float v) {
   const int lo = s.code_min(), hi = s.code_max();
-  const float v = scaled_value(s, p, x);
   if (s.zero_first) {
     const float w = to_work(add_rn(v, static_cast<float>(p.zero)), s.work);
     int q = f2i_rn_sat(w);
@@ -67,6 +67,10 @@ QNUM_HD int quantize_int_rne_by_cvt(const scheme<F>& s, const group_params& p, f
   int q = f2i_rn_sat(v);
   q = q < lo - p.zero ? lo - p.zero : (q > hi - p.zero ? hi - p.zero : q);
   return q + p.zero;
+}
+template <class F>
+QNUM_HD int quantize_int_rne_by_cvt(const scheme<F>& s, const group_params& p, float x) {
+  return quantize_int_rne_scaled(s, p, scaled_value(s, p, x));
 }
 
 }  // namespace detail

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include "qnum/gpu/codec_hw.cuh"
+#include "qnum/gpu/quantize.cuh"
 #include "qnum/qnum.hpp"
 
 namespace {
@@ -69,7 +70,45 @@ struct random_stream {
   __host__ __device__ std::uint32_t operator()(std::uint64_t i) const { return qnum::random_bits(0xABCDEF0123ull, i); }
 };
 
+// Every float32 pattern (as pairs: x and its bit complement) through the 16-bit pair stores the kernels use
+// (one cvt.rn.bf16x2 / f16x2 per pair, a NaN redone by io<D>::store): the bits of to_bf16 / to_fp16, the
+// canonical NaN included. Counts the pairs that differ.
+template <class D>
+__global__ void pair_store_sweep(unsigned long long* bad) {
+  unsigned long long n = 0;
+  for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < (std::uint64_t{1} << 32);
+       i += std::uint64_t{gridDim.x} * blockDim.x) {
+    const std::uint32_t b = static_cast<std::uint32_t>(i);
+    float v[8];
+#pragma unroll
+    for (int k = 0; k < 8; ++k) v[k] = __uint_as_float(k % 2 ? ~b : b);
+    std::uint16_t out[8];
+    qnum::gpu::detail::store_chunk<D, 8>(out, 8, true, v);
+    for (int k = 0; k < 8; ++k) {
+      const std::uint16_t want = std::is_same_v<D, qnum::bf16> ? qnum::to_bf16(v[k]) : qnum::to_fp16(v[k]);
+      n += out[k] != want;
+    }
+  }
+  if (n) atomicAdd(bad, n);
+}
+
+template <class D>
+unsigned long long pair_store_mismatches() {
+  unsigned long long* d = nullptr;
+  unsigned long long h = 0;
+  if (cudaMalloc(&d, sizeof h) != cudaSuccess || cudaMemset(d, 0, sizeof h) != cudaSuccess) return ~0ull;
+  pair_store_sweep<D><<<132 * 16, 256>>>(d);
+  const bool ok = cudaMemcpy(&h, d, sizeof h, cudaMemcpyDeviceToHost) == cudaSuccess && cudaGetLastError() == cudaSuccess;
+  cudaFree(d);
+  return ok ? h : ~0ull;
+}
+
 }  // namespace
+
+TEST_CASE("16-bit pair stores equal to_bf16 / to_fp16 for every float32, NaN included") {
+  CHECK(pair_store_mismatches<qnum::bf16>() == 0ull);
+  CHECK(pair_store_mismatches<qnum::fp16>() == 0ull);
+}
 
 TEST_CASE("every encode and decode gives the same bits on host and device") {
   CHECK(qtest::host_device_mismatches("encode_all", encode_all{}, n_inputs) == 0);

@@ -35,8 +35,22 @@ QNUM_HD float bits_to_float(std::uint32_t u) {
 QNUM_HD float abs_bits(float x) { return bits_to_float(float_to_bits(x) & 0x7FFFFFFFu); }
 
 // True if x is NaN or +-Inf, decided on the bit pattern (immune to -ffast-math).
-QNUM_HD bool is_nonfinite(float x) { return (float_to_bits(x) & 0x7F800000u) == 0x7F800000u; }
-QNUM_HD bool is_nan(float x) { return (float_to_bits(x) & 0x7FFFFFFFu) > 0x7F800000u; }
+// On the device one compare each (FSETP; NaN compares unordered), on the host on the bits (immune to
+// -ffast-math's finite-math assumptions). The same answer for every input.
+QNUM_HD bool is_nonfinite(float x) {
+#if QNUM_IS_DEVICE_PASS()
+  return !(fabsf(x) <= 3.40282347e38f);
+#else
+  return (float_to_bits(x) & 0x7F800000u) == 0x7F800000u;
+#endif
+}
+QNUM_HD bool is_nan(float x) {
+#if QNUM_IS_DEVICE_PASS()
+  return x != x;
+#else
+  return (float_to_bits(x) & 0x7FFFFFFFu) > 0x7F800000u;
+#endif
+}
 
 // The canonical quiet NaN qnum writes for every NaN fp32 result: 0x7FC00000 (positive, quiet bit only).
 // Hosts and GPUs disagree on the NaN an operation returns (x86 keeps the operand's payload and sign, NVIDIA

@@ -22,6 +22,8 @@
 #pragma GCC diagnostic pop
 #endif
 
+#include <cuda_fp16.h>
+
 #include "qnum/codec.hpp"
 
 QNUM_BEGIN_NAMESPACE
@@ -42,6 +44,25 @@ __host__ __device__ inline code_t<F> encode_hw(float x) {
   }
 #endif
   return encode<F>(x, rne, satfinite);
+}
+
+// decode<F> of two codes: exact values, on sm_89+ one cvt.rn.f16x2.e4m3x2 / e5m2x2 (exact: every FP8 value
+// is a binary16 value) and two widenings for E4M3/E5M2; a NaN code gives a NaN whose bits are the hardware's
+// (callers canonicalise NaN outputs, as dequantize_value does). Elsewhere decode<F>.
+template <class F>
+__host__ __device__ inline void decode2_hw(std::uint32_t c0, std::uint32_t c1, float& v0, float& v1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  if constexpr (std::is_same_v<F, fp8_e4m3> || std::is_same_v<F, fp8_e5m2>) {
+    const __nv_fp8x2_storage_t pair = static_cast<__nv_fp8x2_storage_t>((c0 & 0xFFu) | ((c1 & 0xFFu) << 8));
+    const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(pair, std::is_same_v<F, fp8_e4m3> ? __NV_E4M3 : __NV_E5M2);
+    const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&h));
+    v0 = f.x;
+    v1 = f.y;
+    return;
+  }
+#endif
+  v0 = decode<F>(c0);
+  v1 = decode<F>(c1);
 }
 
 }  // namespace gpu

@@ -191,21 +191,45 @@ __device__ __forceinline__ group_stats fragment_stats_exact(const float (&v)[K][
   return st;
 }
 
-// quantize_value(s, p, x, rne), with the hardware FP8 conversion where there is one (encode_hw: the same bits).
+// x / code_scale by the group's divisor (qnum::detail::divisor, detail/fp_rn.hpp): one reciprocal per group,
+// five instructions per element, the code of the true division.
+using qnum::detail::divide;
+using qnum::detail::divisor;
+using qnum::detail::make_divisor;
+// The group's divisor for scheme s (unused, and never computed, when codes come from x * inv).
+template <class F>
+__device__ __forceinline__ divisor divisor_of(const scheme<F>& s, const group_params& p) {
+  return s.x_by == scale_op::divide ? make_divisor(p.code_scale) : divisor{};
+}
+// scaled_value(s, p, x) with x / code_scale from the group's divisor d: the same code (see divide).
+template <class F>
+__device__ __forceinline__ float scaled_value(const scheme<F>& s, const group_params& p, const divisor& d, float x) {
+  const float v = s.x_by == scale_op::multiply ? __fmul_rn(x, p.inv) : divide(d, x);
+  return qnum::detail::to_work(v, s.work);
+}
+
+// quantize_value(s, p, x, rne), with the hardware FP8 conversion where there is one (encode_hw: the same bits)
+// and x / code_scale by the group's divisor d = divisor_of(s, p) (the same code).
+template <class F>
+__device__ __forceinline__ code_t<F> quantize_rne(const scheme<F>& s, const group_params& p, const divisor& d, float x) {
+  if constexpr (F::is_integer) {
+    constexpr std::uint32_t mask = (1u << F::bits) - 1u;
+    return static_cast<code_t<F>>(static_cast<std::uint32_t>(qnum::detail::quantize_int_rne_scaled(s, p, scaled_value(s, p, d, x))) & mask);
+  } else {
+    return encode_hw<F>(scaled_value(s, p, d, x));
+  }
+}
 template <class F>
 __device__ __forceinline__ code_t<F> quantize_rne(const scheme<F>& s, const group_params& p, float x) {
-  if constexpr (F::is_integer) {
-    return quantize_value(s, p, x, rne);
-  } else {
-    return encode_hw<F>(scaled_value(s, p, x));
-  }
+  return quantize_rne(s, p, divisor_of(s, p), x);
 }
 
 template <class F, int N>
 __device__ __forceinline__ void quantize_fragment(const scheme<F>& s, const group_params& p, const float (&v)[N],
                                                   std::uint8_t (&codes)[N]) {
+  const divisor d = divisor_of(s, p);
 #pragma unroll
-  for (int i = 0; i < N; ++i) codes[i] = static_cast<std::uint8_t>(quantize_rne(s, p, v[i]));
+  for (int i = 0; i < N; ++i) codes[i] = static_cast<std::uint8_t>(quantize_rne(s, p, d, v[i]));
 }
 
 template <class F, int N>
@@ -219,8 +243,9 @@ __device__ __forceinline__ void quantize_fragment_stochastic(const scheme<F>& s,
 
 template <class F, int N>
 __device__ __forceinline__ void fake_quantize_fragment(const scheme<F>& s, const group_params& p, float (&v)[N]) {
+  const divisor d = divisor_of(s, p);
 #pragma unroll
-  for (int i = 0; i < N; ++i) v[i] = dequantize_value(s, p, quantize_rne(s, p, v[i]));
+  for (int i = 0; i < N; ++i) v[i] = dequantize_value(s, p, quantize_rne(s, p, d, v[i]));
 }
 
 template <class F, int N>
@@ -235,8 +260,20 @@ __device__ __forceinline__ void dequantize_fragment(const scheme<F>& s, const gr
       return;
     }
   }
+  if constexpr (!F::is_integer && N % 2 == 0) {
+    // Pairs of FP8 codes by the hardware conversion (exact; decode2_hw), then dequantize_value's product and
+    // canonical NaN.
 #pragma unroll
-  for (int i = 0; i < N; ++i) out[i] = dequantize_value(s, p, codes[i]);
+    for (int i = 0; i < N; i += 2) {
+      float a, b;
+      decode2_hw<F>(codes[i], codes[i + 1], a, b);
+      out[i] = qnum::detail::canonical_nan(qnum::detail::mul_rn(a, p.scale));
+      out[i + 1] = qnum::detail::canonical_nan(qnum::detail::mul_rn(b, p.scale));
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < N; ++i) out[i] = dequantize_value(s, p, codes[i]);
+  }
 }
 
 // compressed-tensors pack-quantized word of 8 signed 4-bit codes (two's complement in the low nibble):
@@ -316,6 +353,11 @@ struct io<qnum::bf16> {
   __device__ __forceinline__ static float load(std::uint16_t h) { return __uint_as_float(static_cast<unsigned>(h) << 16); }
   // v is never a NaN other than the canonical one here (see detail::bf16_bits_rn): no NaN select.
   __device__ __forceinline__ static std::uint16_t store(float v) { return qnum::detail::bf16_bits_rn(v); }
+  // lo | hi << 16 by one cvt.rn.bf16x2.f32: store()'s bits for non-NaN values (a NaN gives 0x7FFF).
+  __device__ __forceinline__ static unsigned store2(float lo, float hi) {
+    const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<const unsigned*>(&h);
+  }
 };
 template <>
 struct io<qnum::fp16> {
@@ -325,6 +367,11 @@ struct io<qnum::fp16> {
   // to_fp16: cvt.rn.f16.f32 (RNE, overflow to Inf) with to_fp16's NaN (the hardware's is 0x7FFF).
   __device__ __forceinline__ static std::uint16_t store(float v) {
     return qnum::detail::is_nan(v) ? std::uint16_t{0x7E00} : __half_as_ushort(__float2half_rn(v));
+  }
+  // lo | hi << 16 by one cvt.rn.f16x2.f32: store()'s bits for non-NaN values (a NaN gives 0x7FFF).
+  __device__ __forceinline__ static unsigned store2(float lo, float hi) {
+    const __half2 h = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<const unsigned*>(&h);
   }
 };
 template <class D>
@@ -378,12 +425,25 @@ __device__ __forceinline__ void store_chunk(storage_t<D>* p, int n, bool vec, co
 #pragma unroll
       for (int k = 0; k < bytes / 16; ++k) {
         unsigned w[4] = {0u, 0u, 0u, 0u};
+        if constexpr (io<D>::size == 4) {
 #pragma unroll
-        for (int i = 0; i < per; ++i) {
-          if constexpr (io<D>::size == 4) {
-            w[i] = __float_as_uint(v[k * per + i]);
-          } else {
-            w[i / 2] |= static_cast<unsigned>(io<D>::store(v[k * per + i])) << (16 * (i % 2));
+          for (int i = 0; i < per; ++i) w[i] = __float_as_uint(v[k * per + i]);
+        } else {
+          // Pairs by one conversion each (cvt.rn.bf16x2.f32 / cvt.rn.f16x2.f32: RNE, overflow to Inf, the
+          // same bits as io<D>::store but for a NaN, which the hardware writes as 0x7FFF): a NaN anywhere in
+          // the chunk (one unordered test per pair) redoes the chunk by io<D>::store, any NaN canonical.
+          bool nan = false;
+#pragma unroll
+          for (int i = 0; i < per / 2; ++i) {
+            const float lo = v[k * per + 2 * i], hi = v[k * per + 2 * i + 1];
+            w[i] = io<D>::store2(lo, hi);
+            nan |= !(lo == lo && hi == hi);
+          }
+          if (nan) {
+#pragma unroll
+            for (int i = 0; i < per / 2; ++i)
+              w[i] = static_cast<unsigned>(io<D>::store(qnum::detail::canonical_nan(v[k * per + 2 * i]))) |
+                     (static_cast<unsigned>(io<D>::store(qnum::detail::canonical_nan(v[k * per + 2 * i + 1]))) << 16);
           }
         }
         reinterpret_cast<::uint4*>(p)[k] = make_uint4(w[0], w[1], w[2], w[3]);
@@ -929,6 +989,31 @@ __global__ void __launch_bounds__(block_threads) dequantize_kernel(const dq_job<
   }
 }
 
+// Dequantize, the fast shape: 1xG groups with G % 16 == 0, cols % 16 == 0, codes and outputs 16-byte aligned
+// rows (the launcher checks). One thread per chunk of 16 codes (one 16-byte load), which lie in one group:
+// one stored scale (and zero point), 16 outputs by 16-byte stores. 32-bit chunk indices (the launcher
+// slices); row and group column by multiply-high divisions.
+template <class Sch, class Out>
+__global__ void __launch_bounds__(block_threads) dequantize_rows16_kernel(const dq_job<Sch, Out> j) {
+  constexpr int V = 16;
+  const auto s = j.sch.get();
+  const std::uint32_t cpr = j.div_cpr.d;
+  for (std::uint32_t ch = blockIdx.x * static_cast<std::uint32_t>(block_threads) + threadIdx.x; ch < j.chunks;
+       ch += gridDim.x * static_cast<std::uint32_t>(block_threads)) {
+    const std::uint32_t r = j.div_cpr.div(ch);
+    const std::uint32_t c = (ch - r * cpr) * static_cast<std::uint32_t>(V);
+    const std::uint32_t bj = j.div_gc.div(c);
+    std::uint8_t cb[V];
+    load_codes<V>(j.codes + static_cast<std::int64_t>(r) * j.codes_stride + c, V, true, cb);
+    const std::int64_t k = static_cast<std::int64_t>(r) * j.scales_stride + bj;
+    const std::uint32_t code = read_scale_code(s, j.scales, k);
+    const std::int32_t zero = s.kind == scheme_kind::asymmetric ? j.zeros[static_cast<std::int64_t>(r) * j.zeros_stride + bj] : 0;
+    float o[V];
+    dequantize_fragment(s, params_of_code(s, j, code, zero), cb, o);
+    store_chunk<Out, V>(j.out + static_cast<std::int64_t>(r) * j.out_stride + c, V, true, o);
+  }
+}
+
 inline unsigned grid_for(std::int64_t work_items, std::int64_t per_block) {
   const std::int64_t b = (work_items + per_block - 1) / per_block;
   return static_cast<unsigned>(b < 1 ? 1 : (b > 65536 ? 65536 : b));
@@ -1260,6 +1345,27 @@ status launch_dequantize(const H& sch, matrix_view<const std::uint8_t> codes, gr
     j.vec_codes = detail::addr_aligned(codes.data, V) && (codes.rows <= 1 || codes.row_stride % V == 0);
     j.vec_out = detail::addr_aligned(out.data, 16) && (out.rows <= 1 || (out.row_stride * detail::io<Out>::size) % 16 == 0);
     j.chunk_in_group = g.gc % V == 0;
+    // The fast shape (dequantize_rows16_kernel): 1xG groups, G and cols multiples of 16, aligned rows.
+    const bool rows16 = g.gr == 1 && g.gc % 16 == 0 && out.cols % 16 == 0 && detail::addr_aligned(codes.data, 16) &&
+                        (codes.rows <= 1 || codes.row_stride % 16 == 0) && j.vec_out && out.cols < detail::max_groups_per_launch;
+    if (rows16) {
+      const std::int64_t cpr16 = out.cols / 16;
+      j.div_cpr = qnum::detail::fast_div(static_cast<std::uint32_t>(cpr16));
+      j.div_gc = qnum::detail::fast_div(static_cast<std::uint32_t>(g.gc < out.cols ? g.gc : out.cols));
+      const std::int64_t step16 = detail::max_groups_per_launch / cpr16;
+      for (std::int64_t r0 = 0; r0 < out.rows; r0 += step16) {
+        detail::dq_job<H, Out> k = j;
+        k.rows = out.rows - r0 < step16 ? out.rows - r0 : step16;
+        k.codes = codes.data + r0 * codes.row_stride;
+        k.out = j.out + r0 * out.row_stride;
+        k.scales = static_cast<const std::uint8_t*>(scales.data) + r0 * scales.row_stride * scales.elem_bytes;
+        if (zeros.data != nullptr) k.zeros = zeros.data + r0 * zeros.row_stride;
+        k.chunks = static_cast<std::uint32_t>(k.rows * cpr16);
+        detail::dequantize_rows16_kernel<<<detail::grid_for(k.rows * cpr16, detail::block_threads), detail::block_threads, 0,
+                                           stream>>>(k);
+      }
+      return from_cuda(cudaGetLastError());
+    }
     const std::int64_t cpr = (out.cols + V - 1) / V;
     if (out.cols >= detail::max_groups_per_launch || g.gc >= detail::max_groups_per_launch) return status::bad_shape;
     j.div_cpr = qnum::detail::fast_div(static_cast<std::uint32_t>(cpr));

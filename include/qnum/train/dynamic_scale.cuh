@@ -15,6 +15,7 @@
 // status; copy it back and pass it to dynamic_scale_status() when the caller wants it.
 #pragma once
 
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -139,7 +140,19 @@ __device__ inline four load4(const std::uint16_t* p) {
   return {{load_residual(h, 0), load_residual(h, 1), load_residual(h, 2), load_residual(h, 3)}};
 }
 __device__ inline void store4(float* p, const four& f) { *reinterpret_cast<float4*>(p) = make_float4(f.v[0], f.v[1], f.v[2], f.v[3]); }
+// bf16 residuals: store_residual is encode<bf16>(v, rne, satfinite). Below 0x1.feffp127 in magnitude (the
+// rounding boundary to bf16 infinity) that is what cvt.rn.bf16x2.f32 gives, one instruction a pair; a chunk
+// with a larger, infinite or NaN value takes store_residual.
+__device__ inline unsigned residual_pair_bf16(float lo, float hi) {
+  const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<const unsigned*>(&h);
+}
 __device__ inline void store4(std::uint16_t* p, const four& f) {
+  constexpr float edge = 0x1.feffp127f;
+  if (fabsf(f.v[0]) < edge && fabsf(f.v[1]) < edge && fabsf(f.v[2]) < edge && fabsf(f.v[3]) < edge) {
+    *reinterpret_cast<uint2*>(p) = make_uint2(residual_pair_bf16(f.v[0], f.v[1]), residual_pair_bf16(f.v[2], f.v[3]));
+    return;
+  }
   std::uint16_t h[4];
 #pragma unroll
   for (int e = 0; e < 4; ++e) store_residual(h, static_cast<std::size_t>(e), f.v[e]);
@@ -235,7 +248,19 @@ __global__ void ds_prepare_kernel(const dynamic_scale_state* states, std::size_t
   gs.dq = m.dq;
 }
 
-template <class Residual>
+// Stochastic: cfg.round.mode == rounding_mode::stochastic, fixed at launch (nearest-even kernels hold no
+// random-number code).
+template <class Residual, bool Stochastic>
+__device__ __forceinline__ int8_element grad_element(float g, float r_old, int8_multipliers m, const dynamic_scale_config& cfg,
+                                                     std::uint64_t offset, std::size_t i) {
+  if constexpr (Stochastic) {
+    return quantize_grad_element(g, r_old, m, stochastic(dynamic_scale_random(cfg, offset, i)));
+  } else {
+    return quantize_grad_element(g, r_old, m, rne);
+  }
+}
+
+template <class Residual, bool Stochastic>
 __global__ void ds_quantize_kernel(const float* g, std::int8_t* codes, Residual* r, std::size_t n, std::size_t gs, bool vec,
                                    const dynamic_scale_state* states, dynamic_scale_scratch_header* h,
                                    dynamic_scale_config cfg) {
@@ -258,15 +283,17 @@ __global__ void ds_quantize_kernel(const float* g, std::int8_t* codes, Residual*
       const four x = load4(g + i);
       four rr{{0.0f, 0.0f, 0.0f, 0.0f}};
       if (r != nullptr) rr = load4(r + i);
-      unsigned word = 0u;
+      unsigned word = 0u, chunk_amax = 0u;
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const int8_element el = quantize_grad_element_at(x.v[e], rr.v[e], m, cfg, offset, i + static_cast<std::size_t>(e));
+        const int8_element el = grad_element<Residual, Stochastic>(x.v[e], rr.v[e], m, cfg, offset, i + static_cast<std::size_t>(e));
         word |= (static_cast<unsigned>(el.code) & 0xFFu) << (8 * e);
         rr.v[e] = el.residual;
-        if (!el.finite) bad = true;
-        acc.add(k, el.abs_in, grp, false);
+        bad = bad || !el.finite;
+        const unsigned a = __float_as_uint(el.abs_in);  // non-negative: unsigned max == float max
+        chunk_amax = a > chunk_amax ? a : chunk_amax;
       }
+      acc.add(k, __uint_as_float(chunk_amax), grp, false);  // the chunk lies in group k
       *reinterpret_cast<unsigned*>(codes + i) = word;
       if (r != nullptr) store4(r + i, rr);
     }
@@ -275,7 +302,7 @@ __global__ void ds_quantize_kernel(const float* g, std::int8_t* codes, Residual*
       const std::size_t k = i / gs;
       const int8_multipliers m{grp[k].inv, grp[k].dq};
       const float r_old = r != nullptr ? load_residual(r, i) : 0.0f;
-      const int8_element el = quantize_grad_element_at(g[i], r_old, m, cfg, offset, i);
+      const int8_element el = grad_element<Residual, Stochastic>(g[i], r_old, m, cfg, offset, i);
       codes[i] = static_cast<std::int8_t>(el.code);
       if (r != nullptr) store_residual(r, i, el.residual);
       if (!el.finite) bad = true;
@@ -337,7 +364,11 @@ status launch_quantize_gradient_int8(const float* g, std::int8_t* codes, Residua
   detail::ds_begin_kernel<><<<gb, threads, 0, stream>>>(states, n_groups, h, cfg);
   detail::ds_scan_kernel<Residual><<<eb, threads, 0, stream>>>(g, residual, n, gs, vec, h);
   detail::ds_prepare_kernel<><<<gb, threads, 0, stream>>>(states, n_groups, h, cfg);
-  detail::ds_quantize_kernel<Residual><<<eb, threads, 0, stream>>>(g, codes, residual, n, gs, vec, states, h, cfg);
+  if (cfg.round.mode == rounding_mode::stochastic) {
+    detail::ds_quantize_kernel<Residual, true><<<eb, threads, 0, stream>>>(g, codes, residual, n, gs, vec, states, h, cfg);
+  } else {
+    detail::ds_quantize_kernel<Residual, false><<<eb, threads, 0, stream>>>(g, codes, residual, n, gs, vec, states, h, cfg);
+  }
   detail::ds_finish_kernel<><<<gb, threads, 0, stream>>>(states, n_groups, n, h);
   return from_cuda(cudaGetLastError());
 }

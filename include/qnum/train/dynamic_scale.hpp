@@ -129,6 +129,15 @@ QNUM_HD int int8_code(float x, float inv, Round mode = {}) {
   float y = detail::mul_rn(x, inv);
   y = y < -127.0f ? -127.0f : y;
   y = y > 127.0f ? 127.0f : y;
+#if QNUM_IS_DEVICE_PASS()
+  if constexpr (std::is_same_v<Round, round_nearest_even>) {
+    // cvt.rni: round_to_int's result for every y here but NaN (degenerate multipliers: 0 * Inf), for which
+    // round_to_int gives +-0x7FFFFFFF by the NaN's sign; a select, no branch.
+    const int q = __float2int_rn(y);
+    const int nan_q = (detail::float_to_bits(y) >> 31) != 0u ? -0x7FFFFFFF : 0x7FFFFFFF;
+    return y == y ? q : nan_q;
+  }
+#endif
   return round_to_int(y, mode);
 }
 
