@@ -97,8 +97,8 @@ QNUM_HD divisor make_divisor(float b) {
   d.fast = ab >= 0x1p-64f && ab <= 0x1p64f;
   return d;
 }
-QNUM_HD float divide(const divisor& d, float x) {
-  if (!d.fast) return div_rn(x, d.b);
+// divide() for a divisor known to be `fast` (a caller that tests d.fast once for many elements).
+QNUM_HD float divide_fast(const divisor& d, float x) {
   const float q0 = mul_rn(x, d.y);
   float e = fma_rn(d.b, q0, -x);
   // Clamped to +-FLT_MAX: where q0 is +-Inf (x infinite, or x * y overflowed) e is NaN or infinite, and the
@@ -110,6 +110,7 @@ QNUM_HD float divide(const divisor& d, float x) {
 #endif
   return fma_rn(-e, d.y, q0);  // this sign convention keeps -0 / b == -0
 }
+QNUM_HD float divide(const divisor& d, float x) { return d.fast ? divide_fast(d, x) : div_rn(x, d.b); }
 
 }  // namespace detail
 QNUM_END_NAMESPACE

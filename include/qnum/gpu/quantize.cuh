@@ -194,6 +194,7 @@ __device__ __forceinline__ group_stats fragment_stats_exact(const float (&v)[K][
 // x / code_scale by the group's divisor (qnum::detail::divisor, detail/fp_rn.hpp): one reciprocal per group,
 // five instructions per element, the code of the true division.
 using qnum::detail::divide;
+using qnum::detail::divide_fast;
 using qnum::detail::divisor;
 using qnum::detail::make_divisor;
 // The group's divisor for scheme s (unused, and never computed, when codes come from x * inv).
@@ -201,15 +202,21 @@ template <class F>
 __device__ __forceinline__ divisor divisor_of(const scheme<F>& s, const group_params& p) {
   return s.x_by == scale_op::divide ? make_divisor(p.code_scale) : divisor{};
 }
-// scaled_value(s, p, x) with x / code_scale from the group's divisor d: the same code (see divide).
+// scaled_value(s, p, x) with x / code_scale from the group's divisor d, d.fast (the caller tests it once):
+// the same code (see divide).
 template <class F>
 __device__ __forceinline__ float scaled_value(const scheme<F>& s, const group_params& p, const divisor& d, float x) {
-  const float v = s.x_by == scale_op::multiply ? __fmul_rn(x, p.inv) : divide(d, x);
+  const float v = s.x_by == scale_op::multiply ? __fmul_rn(x, p.inv) : divide_fast(d, x);
   return qnum::detail::to_work(v, s.work);
+}
+// Whether a group takes the divisor path: codes from x * inv, or a fast divisor.
+template <class F>
+__device__ __forceinline__ bool divisor_path(const scheme<F>& s, const divisor& d) {
+  return s.x_by == scale_op::multiply || d.fast;
 }
 
 // quantize_value(s, p, x, rne), with the hardware FP8 conversion where there is one (encode_hw: the same bits)
-// and x / code_scale by the group's divisor d = divisor_of(s, p) (the same code).
+// and x / code_scale by the group's divisor d = divisor_of(s, p) where divisor_path(s, d) (the same code).
 template <class F>
 __device__ __forceinline__ code_t<F> quantize_rne(const scheme<F>& s, const group_params& p, const divisor& d, float x) {
   if constexpr (F::is_integer) {
@@ -221,15 +228,24 @@ __device__ __forceinline__ code_t<F> quantize_rne(const scheme<F>& s, const grou
 }
 template <class F>
 __device__ __forceinline__ code_t<F> quantize_rne(const scheme<F>& s, const group_params& p, float x) {
-  return quantize_rne(s, p, divisor_of(s, p), x);
+  const divisor d = divisor_of(s, p);
+  if (divisor_path(s, d)) return quantize_rne(s, p, d, x);
+  if constexpr (F::is_integer) return quantize_value(s, p, x, rne);
+  else return encode_hw<F>(scaled_value(s, p, x));
 }
 
+// One test of the divisor per fragment, then a branch-free loop.
 template <class F, int N>
 __device__ __forceinline__ void quantize_fragment(const scheme<F>& s, const group_params& p, const float (&v)[N],
                                                   std::uint8_t (&codes)[N]) {
   const divisor d = divisor_of(s, p);
+  if (divisor_path(s, d)) {
 #pragma unroll
-  for (int i = 0; i < N; ++i) codes[i] = static_cast<std::uint8_t>(quantize_rne(s, p, d, v[i]));
+    for (int i = 0; i < N; ++i) codes[i] = static_cast<std::uint8_t>(quantize_rne(s, p, d, v[i]));
+  } else {
+#pragma unroll
+    for (int i = 0; i < N; ++i) codes[i] = static_cast<std::uint8_t>(quantize_rne(s, p, v[i]));
+  }
 }
 
 template <class F, int N>
@@ -244,8 +260,13 @@ __device__ __forceinline__ void quantize_fragment_stochastic(const scheme<F>& s,
 template <class F, int N>
 __device__ __forceinline__ void fake_quantize_fragment(const scheme<F>& s, const group_params& p, float (&v)[N]) {
   const divisor d = divisor_of(s, p);
+  if (divisor_path(s, d)) {
 #pragma unroll
-  for (int i = 0; i < N; ++i) v[i] = dequantize_value(s, p, quantize_rne(s, p, d, v[i]));
+    for (int i = 0; i < N; ++i) v[i] = dequantize_value(s, p, quantize_rne(s, p, d, v[i]));
+  } else {
+#pragma unroll
+    for (int i = 0; i < N; ++i) v[i] = dequantize_value(s, p, quantize_rne(s, p, v[i]));
+  }
 }
 
 template <class F, int N>
