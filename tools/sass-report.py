@@ -742,16 +742,17 @@ def type_bytes(t):
 # loads (the input element size); "per_trip": a fixed number of elements per trip (scalar grid-stride
 # loops that also load per-element parameters, where a byte count would mislead).
 # qnum/gpu/quantize.cuh: job<Sch, In, Out>; In is the input element type (float, qnum::bf16, qnum::fp16).
-# qnum/train/dynamic_scale.cuh: the gradient quantizer's loops take one element a trip (gradient,
-# residual, and the group's multipliers or state).
+# qnum/train/dynamic_scale.cuh: the gradient quantizer's main loops take a chunk of 4 elements a trip
+# (gradient, residual, and the group's multipliers); dequant_kernel one element.
 KNOWN = {
     "rows_kernel": ("bytes", lambda a: type_bytes(a[2])),             # <E, Sch, In, Out>
     "block_kernel": ("bytes", lambda a: type_bytes(a[2])),            # <E, Sch, In, Out>
     "tensor_quantize_kernel": ("bytes", lambda a: type_bytes(a[2])),  # <E, Sch, In, Out>
     "tensor_stats_kernel": ("bytes", lambda a: type_bytes(a[0])),     # <T>
     "dequantize_kernel": ("bytes", lambda a: 1),                      # 1-byte codes
-    "ds_scan_kernel": ("per_trip", lambda a: 1),
-    "ds_quantize_kernel": ("per_trip", lambda a: 1),
+    "dequantize_rows16_kernel": ("per_trip", lambda a: 16),           # one 16-code chunk a trip
+    "ds_scan_kernel": ("per_trip", lambda a: 4),                      # the vector loop: chunks of 4
+    "ds_quantize_kernel": ("per_trip", lambda a: 4),
     "dequant_kernel": ("per_trip", lambda a: 1),
     "copy_kernel": ("bytes", lambda a: 16),                           # uint4
     "flush_kernel": ("bytes", lambda a: 16),
