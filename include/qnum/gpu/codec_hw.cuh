@@ -22,6 +22,7 @@
 #pragma GCC diagnostic pop
 #endif
 
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include "qnum/codec.hpp"
@@ -44,6 +45,17 @@ __host__ __device__ inline code_t<F> encode_hw(float x) {
   }
 #endif
   return encode<F>(x, rne, satfinite);
+}
+
+// Two floats as bf16 / binary16 bits, lo | hi << 16, by one cvt.rn.bf16x2.f32 / cvt.rn.f16x2.f32: RNE, overflow to
+// Inf, subnormals kept (to_bf16 / to_fp16's bits) except a NaN, which the hardware writes as 0x7FFF. Device only.
+__device__ inline unsigned bf16x2_bits_rn(float lo, float hi) {
+  const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<const unsigned*>(&h);
+}
+__device__ inline unsigned fp16x2_bits_rn(float lo, float hi) {
+  const __half2 h = __floats2half2_rn(lo, hi);
+  return *reinterpret_cast<const unsigned*>(&h);
 }
 
 // decode<F> of two codes: exact values, on sm_89+ one cvt.rn.f16x2.e4m3x2 / e5m2x2 (exact: every FP8 value

@@ -375,10 +375,7 @@ struct io<qnum::bf16> {
   // v is never a NaN other than the canonical one here (see detail::bf16_bits_rn): no NaN select.
   __device__ __forceinline__ static std::uint16_t store(float v) { return qnum::detail::bf16_bits_rn(v); }
   // lo | hi << 16 by one cvt.rn.bf16x2.f32: store()'s bits for non-NaN values (a NaN gives 0x7FFF).
-  __device__ __forceinline__ static unsigned store2(float lo, float hi) {
-    const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
-    return *reinterpret_cast<const unsigned*>(&h);
-  }
+  __device__ __forceinline__ static unsigned store2(float lo, float hi) { return bf16x2_bits_rn(lo, hi); }
 };
 template <>
 struct io<qnum::fp16> {
@@ -390,10 +387,7 @@ struct io<qnum::fp16> {
     return qnum::detail::is_nan(v) ? std::uint16_t{0x7E00} : __half_as_ushort(__float2half_rn(v));
   }
   // lo | hi << 16 by one cvt.rn.f16x2.f32: store()'s bits for non-NaN values (a NaN gives 0x7FFF).
-  __device__ __forceinline__ static unsigned store2(float lo, float hi) {
-    const __half2 h = __floats2half2_rn(lo, hi);
-    return *reinterpret_cast<const unsigned*>(&h);
-  }
+  __device__ __forceinline__ static unsigned store2(float lo, float hi) { return fp16x2_bits_rn(lo, hi); }
 };
 template <class D>
 using storage_t = typename io<D>::storage;

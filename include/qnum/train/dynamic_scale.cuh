@@ -15,7 +15,6 @@
 // status; copy it back and pass it to dynamic_scale_status() when the caller wants it.
 #pragma once
 
-#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -141,16 +140,12 @@ __device__ inline four load4(const std::uint16_t* p) {
 }
 __device__ inline void store4(float* p, const four& f) { *reinterpret_cast<float4*>(p) = make_float4(f.v[0], f.v[1], f.v[2], f.v[3]); }
 // bf16 residuals: store_residual is encode<bf16>(v, rne, satfinite). Below 0x1.feffp127 in magnitude (the
-// rounding boundary to bf16 infinity) that is what cvt.rn.bf16x2.f32 gives, one instruction a pair; a chunk
-// with a larger, infinite or NaN value takes store_residual.
-__device__ inline unsigned residual_pair_bf16(float lo, float hi) {
-  const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
-  return *reinterpret_cast<const unsigned*>(&h);
-}
+// rounding boundary to bf16 infinity) that is what bf16x2_bits_rn (codec_hw.cuh) gives, one instruction a
+// pair; a chunk with a larger, infinite or NaN value takes store_residual.
 __device__ inline void store4(std::uint16_t* p, const four& f) {
   constexpr float edge = 0x1.feffp127f;
   if (fabsf(f.v[0]) < edge && fabsf(f.v[1]) < edge && fabsf(f.v[2]) < edge && fabsf(f.v[3]) < edge) {
-    *reinterpret_cast<uint2*>(p) = make_uint2(residual_pair_bf16(f.v[0], f.v[1]), residual_pair_bf16(f.v[2], f.v[3]));
+    *reinterpret_cast<uint2*>(p) = make_uint2(bf16x2_bits_rn(f.v[0], f.v[1]), bf16x2_bits_rn(f.v[2], f.v[3]));
     return;
   }
   std::uint16_t h[4];
