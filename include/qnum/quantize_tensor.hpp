@@ -149,6 +149,15 @@ QNUM_HD void write_scale(const scale_view& s, std::int64_t i, std::int64_t j, st
   else if (s.elem_bytes == 2) static_cast<std::uint16_t*>(s.data)[k] = static_cast<std::uint16_t>(code);
   else static_cast<std::uint8_t*>(s.data)[k] = static_cast<std::uint8_t>(code);
 }
+// write_scale for k groups (bi[j], bj[j]).
+inline void write_scales(const scale_view& s, const std::int64_t* bi, const std::int64_t* bj, int k, const std::uint32_t* code) {
+  if (s.elem_bytes == 4)
+    for (int j = 0; j < k; ++j) static_cast<std::uint32_t*>(s.data)[bi[j] * s.row_stride + bj[j]] = code[j];
+  else if (s.elem_bytes == 2)
+    for (int j = 0; j < k; ++j) static_cast<std::uint16_t*>(s.data)[bi[j] * s.row_stride + bj[j]] = static_cast<std::uint16_t>(code[j]);
+  else
+    for (int j = 0; j < k; ++j) static_cast<std::uint8_t*>(s.data)[bi[j] * s.row_stride + bj[j]] = static_cast<std::uint8_t>(code[j]);
+}
 QNUM_HD std::uint32_t read_scale(const scale_view& s, std::int64_t i, std::int64_t j) {
   const std::int64_t k = i * s.row_stride + j;
   if (s.elem_bytes == 4) return static_cast<const std::uint32_t*>(s.data)[k];
@@ -321,9 +330,13 @@ status quantize(const H& h, matrix_view<const T> in, group_shape groups, matrix_
       auto sink = [&](std::int64_t bi, std::int64_t bj, const group_params& p) {
         detail::store_group_params(s, scales, zeros, bi, bj, p);
       };
+      auto sink_batch = [&](const std::int64_t* bi, const std::int64_t* bj, int k, const std::uint32_t* code) {
+        detail::write_scales(scales, bi, bj, k, code);
+      };
       const detail::simd::group_grid lg{g, in.rows, in.cols, in.row_stride, codes.row_stride};
       if (detail::simd::dispatch([&](auto e) {
-            decltype(e)::quantize_groups(h, in.data, lg, outer_scale, codes.data, codes.row_stride, sink, generic_codes);
+            decltype(e)::quantize_groups(h, in.data, lg, outer_scale, codes.data, codes.row_stride, sink, sink_batch,
+                                         generic_codes);
           }))
         return status::ok;
     }

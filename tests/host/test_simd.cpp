@@ -170,6 +170,8 @@ const shape shapes[] = {
     {37, 128, 128, qnum::group_size(32)},  {41, 100, 100, qnum::group_size(32)}, {23, 77, 96, qnum::group_size(16)},
     {19, 300, 301, qnum::group_size(128)}, {45, 61, 64, qnum::per_row()},        {29, 33, 40, qnum::per_tensor()},
     {70, 130, 131, qnum::block(32, 32)},   {9, 5, 7, qnum::group_size(3)},        {3, 1, 1, qnum::group_size(32)},
+    // whole rows of groups of 3 or 5 vectors of 16 lanes (6 or 10 of 8, 12 or 20 of 4): every pack width
+    {11, 96, 100, qnum::group_size(48)},   {13, 240, 240, qnum::group_size(80)},
 };
 
 template <class F>

@@ -27,7 +27,9 @@
 //   - x / s and x * inv are single IEEE operations in vector registers (divps/mulps), followed by a
 //     register barrier so that -ffp-contract=fast cannot fuse them with the next add;
 //   - after the clamp |v| <= 2^9, so round-to-nearest-even is (v + 1.5*2^23) - 1.5*2^23, read from the
-//     sum's bits (exact for |v| < 2^22 in the default rounding mode, the mode every host path assumes);
+//     sum's bits, or the conversion instruction (cvtps2dq, fcvtns) (both exact for |v| < 2^22 in the default
+//     rounding mode, the mode every host path assumes); integer codes of whole-row groups are narrowed to
+//     bytes by saturating packs of values already in range;
 //   - float element codes are rounded on the bit pattern (add half-ulp-minus-one plus the lsb, as the
 //     generic codec does), subnormal codes as round(|v| * 2^k) with an exact power-of-two multiply;
 //   - bf16 output is RNE on the bit pattern, NaN -> 0x7FC0, overflow -> Inf (to_bf16's rules);
@@ -52,6 +54,7 @@
 #include <cstring>
 #include <initializer_list>
 #include <type_traits>
+#include <utility>
 
 #include "qnum/codec.hpp"
 #include "qnum/config.hpp"
