@@ -105,8 +105,8 @@ void bm_quantize(benchmark::State& s) {
   qbench::set_counters(s, n * n, n * n * static_cast<std::int64_t>(sizeof(T) + 1) + n * n / GS * 4);
 }
 
-// ---- GGUF Q8_0 / Q4_0 / Q4_1 writers, one gguf::quantize call per row (the row stays in L1 between the
-// non-finite check and the blocks); ref_gguf_* is the per-block definition (ggml's _ref formulas). ------
+// ---- GGUF Q8_0 / Q4_0 / Q4_1 writers, one gguf::quantize call per row (the way converters call them);
+// ref_gguf_* is the per-block definition (ggml's _ref formulas). -----------------------------------------
 template <qnum::gguf::type T>
 void bm_gguf(benchmark::State& s) {
   const std::int64_t n = s.range(0);
@@ -133,9 +133,7 @@ void bm_ref_gguf(benchmark::State& s) {
     for (std::int64_t b = 0; b < n * n / 32; ++b) {
       const float* x = in.f32.data() + b * 32;
       std::uint8_t* o = out.data() + b * bb;
-      if (T == qnum::gguf::type::q8_0) qnum::gguf::quantize_block_q8_0(x, o);
-      else if (T == qnum::gguf::type::q4_0) qnum::gguf::quantize_block_q4_0(x, o);
-      else qnum::gguf::quantize_block_q4_1(x, o);
+      qnum::gguf::quantize_block(T, x, o);
     }
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();

@@ -504,32 +504,44 @@ TEST_CASE("GGUF Q8_0/Q4_0/Q4_1 writers: lanes == block definitions, every target
   for (qnum::gguf::type t : {qnum::gguf::type::q8_0, qnum::gguf::type::q4_0, qnum::gguf::type::q4_1}) {
     const int bb = qnum::gguf::block_bytes(t);
     std::vector<std::uint8_t> want(static_cast<std::size_t>(nb * bb));
-    bool overflow = false;
+    std::vector<bool> block_overflow(static_cast<std::size_t>(nb));
     for (std::int64_t b = 0; b < nb; ++b) {
       const float* xb = x.data() + b * 32;
       std::uint8_t* ob = want.data() + b * bb;
-      overflow |= t == qnum::gguf::type::q4_0 ? qnum::gguf::quantize_block_q4_0(xb, ob)
-                  : t == qnum::gguf::type::q4_1 ? qnum::gguf::quantize_block_q4_1(xb, ob)
-                                               : qnum::gguf::quantize_block_q8_0(xb, ob);
+      block_overflow[static_cast<std::size_t>(b)] = t == qnum::gguf::type::q4_0 ? qnum::gguf::quantize_block_q4_0(xb, ob)
+                                                    : t == qnum::gguf::type::q4_1 ? qnum::gguf::quantize_block_q4_1(xb, ob)
+                                                                                 : qnum::gguf::quantize_block_q8_0(xb, ob);
     }
-    REQUIRE(overflow);  // the huge blocks
+    REQUIRE(std::count(block_overflow.begin(), block_overflow.end(), true) > 0);  // the huge blocks
     each_target([&](qnum::simd_target) {
-      std::vector<std::uint8_t> got(want.size(), 0xCD);
-      CHECK(qnum::gguf::quantize(t, x.data(), nb * 32, got.data()) == qnum::status::scale_overflow);
-      long bad = 0;
-      for (std::size_t i = 0; i < got.size(); ++i) {
-        if (got[i] != want[i] && bad++ < 3)
-          std::printf("gguf type %d block %zu byte %zu: got 0x%02x want 0x%02x\n", static_cast<int>(t), i / static_cast<std::size_t>(bb),
-                      i % static_cast<std::size_t>(bb), got[i], want[i]);
-      }
-      CHECK(bad == 0);
-      // A non-finite element anywhere: nothing written.
-      for (float bad_x : {std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::quiet_NaN()}) {
-        auto y = x;
-        y[static_cast<std::size_t>(nb * 32 - 7)] = bad_x;
-        std::vector<std::uint8_t> o(want.size(), 0xCD);
-        CHECK(qnum::gguf::quantize(t, y.data(), nb * 32, o.data()) == qnum::status::non_finite);
-        CHECK(std::count(o.begin(), o.end(), 0xCD) == static_cast<std::ptrdiff_t>(o.size()));
+      // One call for every block (longer than the lanes' one-pass chunk of 1024 blocks), and calls of 37 blocks
+      // (one chunk each, ending in a partial batch).
+      for (std::int64_t row : {nb, std::int64_t{37}}) {
+        std::vector<std::uint8_t> got(want.size(), 0xCD);
+        for (std::int64_t b0 = 0; b0 < nb; b0 += row) {
+          const std::int64_t n = std::min(row, nb - b0);
+          const bool over = std::count(block_overflow.begin() + b0, block_overflow.begin() + b0 + n, true) > 0;
+          CHECK(qnum::gguf::quantize(t, x.data() + b0 * 32, n * 32, got.data() + b0 * bb) ==
+                (over ? qnum::status::scale_overflow : qnum::status::ok));
+        }
+        long bad = 0;
+        for (std::size_t i = 0; i < got.size(); ++i) {
+          if (got[i] != want[i] && bad++ < 3)
+            std::printf("gguf type %d row %lld block %zu byte %zu: got 0x%02x want 0x%02x\n", static_cast<int>(t),
+                        static_cast<long long>(row), i / static_cast<std::size_t>(bb), i % static_cast<std::size_t>(bb), got[i], want[i]);
+        }
+        CHECK(bad == 0);
+        // A non-finite element in the first, a middle or the last block of a call: non_finite, nothing written.
+        for (float bad_x : {std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::quiet_NaN()}) {
+          for (std::int64_t at : {std::int64_t{0}, row / 2 * 32 + 17, row * 32 - 7}) {
+            std::vector<float> y(x.begin(), x.begin() + row * 32);
+            y[static_cast<std::size_t>(at)] = bad_x;
+            std::vector<std::uint8_t> o(static_cast<std::size_t>(row * bb), 0xCD);
+            CHECK(qnum::gguf::quantize(t, y.data(), row * 32, o.data()) == qnum::status::non_finite);
+            CHECK(std::count(o.begin(), o.end(), 0xCD) == static_cast<std::ptrdiff_t>(o.size()));
+          }
+        }
       }
     });
   }

@@ -60,8 +60,12 @@ QNUM_HD float canonical_nan(float x) { return is_nan(x) ? bits_to_float(canonica
 
 // Little-endian 16-bit fields of byte layouts (GGUF block scales), and whether fp16 bits are +-Inf.
 QNUM_HD void put_u16(std::uint8_t* p, std::uint16_t v) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  std::memcpy(p, &v, sizeof v);  // one unaligned store where the compiler keeps two byte stores apart
+#else
   p[0] = static_cast<std::uint8_t>(v & 0xFF);
   p[1] = static_cast<std::uint8_t>(v >> 8);
+#endif
 }
 QNUM_HD std::uint16_t get_u16(const std::uint8_t* p) { return static_cast<std::uint16_t>(p[0] | (p[1] << 8)); }
 QNUM_HD bool fp16_is_inf(std::uint16_t h) { return (h & 0x7FFFu) == 0x7C00u; }

@@ -11,6 +11,8 @@ namespace detail {
 
 // The largest finite float (FLT_MAX), usable in device code.
 constexpr float flt_max = 3.40282346638528859812e+38f;
+// The smallest normal float (FLT_MIN), usable in device code.
+constexpr float flt_min = 1.17549435082228750797e-38f;
 
 // An optimisation barrier on the host: the compiler must materialise x as a rounded fp32 value, so
 // it cannot fuse the operation that produced x with the one that consumes it (-ffp-contract=fast).

@@ -150,6 +150,11 @@ QNUM_HD void dequantize_block_q8_0(const std::uint8_t* in, float* y) {
   for (int j = 0; j < 32; ++j) y[j] = detail::canonical_nan(detail::mul_rn(static_cast<float>(static_cast<std::int8_t>(in[2 + j])), d));
 }
 
+// One block of type t (q4_0, q4_1 or q8_0) from x[32] into out[block_bytes(t)]; true when a scale overflowed.
+QNUM_HD bool quantize_block(type t, const float* x, std::uint8_t* out) {
+  return t == type::q4_0 ? quantize_block_q4_0(x, out) : t == type::q4_1 ? quantize_block_q4_1(x, out) : quantize_block_q8_0(x, out);
+}
+
 // n floats (n a multiple of 32, else bad_shape) -> gguf::row_bytes(t, n) bytes. Any NaN/Inf input ->
 // non_finite, nothing written. Returns scale_overflow (after writing every block) when some block's
 // fp16 scale overflowed.
@@ -160,27 +165,17 @@ inline status quantize(type t, const float* x, std::int64_t n, std::uint8_t* out
   if (x == nullptr || out == nullptr) return status::null_pointer;
   bool overflow = false;
 #if QNUM_HOST_SIMD
-  bool nonfinite = false;
   // The lanes of the CPU's best instruction set (host/simd.hpp): the same bytes as the blocks below.
-  if (detail::simd::dispatch([&](auto e) { nonfinite = decltype(e)::any_nonfinite(x, n); })) {
-    if (nonfinite) return status::non_finite;
-    detail::simd::dispatch([&](auto e) {
-      overflow = decltype(e)::gguf_blocks(static_cast<int>(t), x, n / block_size, out,
-                                          [](const float* xb, std::uint8_t* ob) { return quantize_block_q4_1(xb, ob); });
-    });
-    return overflow ? status::scale_overflow : status::ok;
-  }
+  int lanes_result = 0;
+  if (detail::simd::dispatch([&](auto e) {
+        lanes_result = decltype(e)::gguf_blocks(static_cast<int>(t), x, n / block_size, out, [t](const float* xb, std::uint8_t* ob) { return quantize_block(t, xb, ob); });
+      }))
+    return lanes_result < 0 ? status::non_finite : lanes_result > 0 ? status::scale_overflow : status::ok;
 #endif
   for (std::int64_t i = 0; i < n; ++i)
     if (detail::is_nonfinite(x[i])) return status::non_finite;
   const int bb = block_bytes(t);
-  for (std::int64_t b = 0; b < n / block_size; ++b) {
-    const float* xb = x + b * block_size;
-    std::uint8_t* ob = out + b * bb;
-    overflow |= t == type::q4_0 ? quantize_block_q4_0(xb, ob)
-                : t == type::q4_1 ? quantize_block_q4_1(xb, ob)
-                                       : quantize_block_q8_0(xb, ob);
-  }
+  for (std::int64_t b = 0; b < n / block_size; ++b) overflow |= quantize_block(t, x + b * block_size, out + b * bb);
   return overflow ? status::scale_overflow : status::ok;
 }
 // gguf::row_bytes(t, n) bytes -> n floats (n a multiple of 32).
