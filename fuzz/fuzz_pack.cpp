@@ -26,6 +26,8 @@
 //              15 |d - dh| + 2^-23 |y| (the clamp at code 15 costs one step); Q4_1 e = (1/2 + 2^-14) |d|
 //              + 15 |d - dh| + |min - mh| + 2^-21 (|x| + |min| + |y|) -- skipped when 1/d overflows
 //              (d < 2^-128: ggml's documented code-0 path); NaN/Inf input -> non_finite, nothing written
+//   gguf/definition  gguf::quantize (the host lanes) == gguf::quantize_block per block, every byte and the
+//              overflow status
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -385,6 +387,14 @@ void gguf(const source& src, int t_sel, int n, bool nulls, std::uint8_t opt) {
     return;
   }
   QNUM_FUZZ_PROPERTY("gguf/status", got == status::ok || got == status::scale_overflow, "gguf::quantize: %s", st(got));
+  {  // the host lanes against the per-block definition, byte for byte and in the overflow they report
+    std::vector<std::uint8_t> want(static_cast<std::size_t>(bytes));
+    bool over = false;
+    const int bb = qnum::gguf::block_bytes(t);
+    for (std::int64_t b = 0; b < n / 32; ++b) over = qnum::gguf::quantize_block(t, x.data() + b * 32, want.data() + b * bb) || over;
+    QNUM_FUZZ_PROPERTY("gguf/definition", out.same(want) && (got == status::scale_overflow) == over,
+                       "gguf::quantize type %d n=%d differs from quantize_block", static_cast<int>(t), n);
+  }
   buf<float> y(n);
   QNUM_FUZZ_PROPERTY("gguf/status", qnum::gguf::dequantize(t, out.data(), n, y.data()) == status::ok, "gguf::dequantize");
   if (got != status::ok) return;

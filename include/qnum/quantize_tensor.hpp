@@ -143,21 +143,18 @@ inline status check_zeros(const matrix_view<std::int32_t>& z, const grid& g, boo
   return status::ok;
 }
 
-QNUM_HD void write_scale(const scale_view& s, std::int64_t i, std::int64_t j, std::uint32_t code) {
-  const std::int64_t k = i * s.row_stride + j;
-  if (s.elem_bytes == 4) static_cast<std::uint32_t*>(s.data)[k] = code;
-  else if (s.elem_bytes == 2) static_cast<std::uint16_t*>(s.data)[k] = static_cast<std::uint16_t>(code);
-  else static_cast<std::uint8_t*>(s.data)[k] = static_cast<std::uint8_t>(code);
+// The stored scale codes code[0..k) of groups (bi[j], bj[j]), each as the buffer's element type.
+template <class T>
+QNUM_HD void put_scales(void* data, std::int64_t row_stride, const std::int64_t* bi, const std::int64_t* bj, int k,
+                        const std::uint32_t* code) {
+  for (int j = 0; j < k; ++j) static_cast<T*>(data)[bi[j] * row_stride + bj[j]] = static_cast<T>(code[j]);
 }
-// write_scale for k groups (bi[j], bj[j]).
-inline void write_scales(const scale_view& s, const std::int64_t* bi, const std::int64_t* bj, int k, const std::uint32_t* code) {
-  if (s.elem_bytes == 4)
-    for (int j = 0; j < k; ++j) static_cast<std::uint32_t*>(s.data)[bi[j] * s.row_stride + bj[j]] = code[j];
-  else if (s.elem_bytes == 2)
-    for (int j = 0; j < k; ++j) static_cast<std::uint16_t*>(s.data)[bi[j] * s.row_stride + bj[j]] = static_cast<std::uint16_t>(code[j]);
-  else
-    for (int j = 0; j < k; ++j) static_cast<std::uint8_t*>(s.data)[bi[j] * s.row_stride + bj[j]] = static_cast<std::uint8_t>(code[j]);
+QNUM_HD void write_scales(const scale_view& s, const std::int64_t* bi, const std::int64_t* bj, int k, const std::uint32_t* code) {
+  if (s.elem_bytes == 4) put_scales<std::uint32_t>(s.data, s.row_stride, bi, bj, k, code);
+  else if (s.elem_bytes == 2) put_scales<std::uint16_t>(s.data, s.row_stride, bi, bj, k, code);
+  else put_scales<std::uint8_t>(s.data, s.row_stride, bi, bj, k, code);
 }
+QNUM_HD void write_scale(const scale_view& s, std::int64_t i, std::int64_t j, std::uint32_t code) { write_scales(s, &i, &j, 1, &code); }
 QNUM_HD std::uint32_t read_scale(const scale_view& s, std::int64_t i, std::int64_t j) {
   const std::int64_t k = i * s.row_stride + j;
   if (s.elem_bytes == 4) return static_cast<const std::uint32_t*>(s.data)[k];
