@@ -224,6 +224,14 @@ TEST_CASE("host lanes == per-element definition: integer formats, every scheme o
   integer_variants<qnum::quint8>("uint8");
 }
 
+TEST_CASE("host lanes == per-element definition: an input beyond the caches (the prefetching batches)") {
+  // More than 2 MiB of fp32 input: quantize's batched path prefetches ahead (host/simd_lanes.inc).
+  const shape sh{520, 1024, 1024, qnum::group_size(128)};
+  const auto src = hard_data(sh.rows, sh.stride, 97);
+  run_case<qnum::qint8, float, float>(qnum::presets::int8_sym, sh, src, 0.0f, "int8_sym 520x1024");
+  run_case<qnum::qint4, float, float>(qnum::presets::slime_int4_qat, sh, src, 0.0f, "slime_int4_qat 520x1024");
+}
+
 TEST_CASE("host lanes == per-element definition: presets") {
   namespace p = qnum::presets;
   run_all(p::slime_int4_qat, "slime_int4_qat");
