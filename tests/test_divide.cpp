@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdlib>
 
+#include "divide_contract.hpp"
 #include "qnum/detail/bits.hpp"
 #include "qnum/detail/fp_rn.hpp"
 #include "qnum/random.hpp"
@@ -14,16 +15,7 @@ namespace {
 
 using qnum::detail::bits_to_float;
 using qnum::detail::float_to_bits;
-
-bool same_code(float q, float r) {
-  const std::uint32_t a = float_to_bits(q), b = float_to_bits(r);
-  if (a == b) return true;
-  if (q != q && r != r) return true;
-  const bool same_sign = (a >> 31) == (b >> 31);
-  const float aq = q < 0 ? -q : q, ar = r < 0 ? -r : r;
-  if (same_sign && aq < 0x1p-36f && ar < 0x1p-36f) return true;
-  return same_sign && aq >= 0x1p127f && ar >= 0x1p127f;
-}
+using qtest::same_code;
 
 float next_up(float v) { return bits_to_float(float_to_bits(v) + 1u); }
 float next_down(float v) { return bits_to_float(float_to_bits(v) - 1u); }

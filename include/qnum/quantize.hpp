@@ -37,19 +37,6 @@ QNUM_HD float scaled_value(const scheme<F>& s, const group_params& p, float x) {
 
 namespace detail {
 
-// cvt.rni.s32.f32: round to nearest even, saturate to the int32 range, NaN -> 0 (the instruction on the
-// device, its exact emulation on the host, where tests compare the two algorithms below).
-QNUM_HD std::int32_t f2i_rn_sat(float v) {
-#if QNUM_IS_DEVICE_PASS()
-  return __float2int_rn(v);
-#else
-  if (is_nan(v)) return 0;
-  if (v >= 2147483648.0f) return 2147483647;
-  if (v <= -2147483648.0f) return -2147483647 - 1;
-  return round_to_int(v, rne);
-#endif
-}
-
 // quantize_int_value(s, p, x, rne) in fewer instructions, the device's nearest-even path: round first
 // with f2i_rn_sat, then clamp the integer to [lo - z, hi - z] (equal to clamping the float first: the
 // bounds are integers), and a NaN v (NaN x, or degenerate parameters) gives 0 + z = z as the definition.

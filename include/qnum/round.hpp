@@ -119,6 +119,22 @@ QNUM_HD std::int32_t round_to_int(float x, Round mode = {}) {
   return (u >> 31) ? -v : v;
 }
 
+namespace detail {
+// cvt.rni.s32.f32: round to nearest even, saturate to the int32 range, NaN -> 0 (the instruction on the
+// device, its exact emulation on the host): the one nearest-even float-to-int rounding of the device paths
+// (group codes, INT8 gradient codes) and of their host mirrors.
+QNUM_HD std::int32_t f2i_rn_sat(float v) {
+#if QNUM_IS_DEVICE_PASS()
+  return __float2int_rn(v);
+#else
+  if (is_nan(v)) return 0;
+  if (v >= 2147483648.0f) return 2147483647;
+  if (v <= -2147483648.0f) return -2147483647 - 1;
+  return round_to_int(v, round_nearest_even{});
+#endif
+}
+}  // namespace detail
+
 // Single fp32 operations rounded to nearest even and never fused into an FMA, on host and device (also under
 // -ffp-contract=fast or -use_fast_math): for reference loops that must give the same bits everywhere.
 using detail::add_rn;

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "qnum/gpu/quantize.cuh"
+#include "../divide_contract.hpp"
 
 namespace {
 
@@ -26,15 +27,6 @@ struct tally {
   unsigned long long differ;   // bits differ (allowed only in part 2's tails)
   unsigned int first_x, first_b;
 };
-
-__device__ inline bool same_code(float q, float r) {
-  const std::uint32_t a = __float_as_uint(q), b = __float_as_uint(r);
-  if (a == b) return true;
-  if (q != q && r != r) return true;
-  const bool same_sign = (a >> 31) == (b >> 31);
-  if (same_sign && fabsf(q) < 0x1p-36f && fabsf(r) < 0x1p-36f) return true;
-  return same_sign && fabsf(q) >= 0x1p127f && fabsf(r) >= 0x1p127f;
-}
 
 __device__ inline void record(tally* t, bool bad, bool differ, std::uint32_t x, std::uint32_t b) {
   if (differ) atomicAdd(&t->differ, 1ull);
@@ -66,7 +58,7 @@ __global__ void all_x(float b, tally* t) {
     const float x = __uint_as_float(xb);
     const float q = qnum::gpu::divide(d, x), r = __fdiv_rn(x, b);
     const bool differ = __float_as_uint(q) != __float_as_uint(r);
-    if (differ) record(t, !same_code(q, r), true, xb, __float_as_uint(b));
+    if (differ) record(t, !qtest::same_code(q, r), true, xb, __float_as_uint(b));
   }
 }
 

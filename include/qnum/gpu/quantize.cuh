@@ -215,23 +215,28 @@ __device__ __forceinline__ bool divisor_path(const scheme<F>& s, const divisor& 
   return s.x_by == scale_op::multiply || d.fast;
 }
 
-// quantize_value(s, p, x, rne), with the hardware FP8 conversion where there is one (encode_hw: the same bits)
-// and x / code_scale by the group's divisor d = divisor_of(s, p) where divisor_path(s, d) (the same code).
+// The code of a scaled value v (scaled_value(s, p, x), by either path): nearest even, the hardware FP8
+// conversion where there is one (encode_hw: the same bits); integers by detail::quantize_int_rne_scaled (the
+// same code as quantize_value(s, p, x, rne)).
 template <class F>
-__device__ __forceinline__ code_t<F> quantize_rne(const scheme<F>& s, const group_params& p, const divisor& d, float x) {
+__device__ __forceinline__ code_t<F> code_rne(const scheme<F>& s, const group_params& p, float v) {
   if constexpr (F::is_integer) {
     constexpr std::uint32_t mask = (1u << F::bits) - 1u;
-    return static_cast<code_t<F>>(static_cast<std::uint32_t>(qnum::detail::quantize_int_rne_scaled(s, p, scaled_value(s, p, d, x))) & mask);
+    return static_cast<code_t<F>>(static_cast<std::uint32_t>(qnum::detail::quantize_int_rne_scaled(s, p, v)) & mask);
   } else {
-    return encode_hw<F>(scaled_value(s, p, d, x));
+    return encode_hw<F>(v);
   }
+}
+// quantize_value(s, p, x, rne), with x / code_scale by the group's divisor d = divisor_of(s, p) where
+// divisor_path(s, d) (the same code), else by the division.
+template <class F>
+__device__ __forceinline__ code_t<F> quantize_rne(const scheme<F>& s, const group_params& p, const divisor& d, float x) {
+  return code_rne(s, p, scaled_value(s, p, d, x));
 }
 template <class F>
 __device__ __forceinline__ code_t<F> quantize_rne(const scheme<F>& s, const group_params& p, float x) {
   const divisor d = divisor_of(s, p);
-  if (divisor_path(s, d)) return quantize_rne(s, p, d, x);
-  if constexpr (F::is_integer) return quantize_value(s, p, x, rne);
-  else return encode_hw<F>(scaled_value(s, p, x));
+  return divisor_path(s, d) ? quantize_rne(s, p, d, x) : code_rne(s, p, scaled_value(s, p, x));
 }
 
 // One test of the divisor per fragment, then a branch-free loop.

@@ -122,23 +122,20 @@ QNUM_HD int8_multipliers int8_multipliers_for(float s) {
   return {inv > detail::flt_max ? detail::flt_max : inv, detail::div_rn(s, 127.0f)};
 }
 
-// The code of x under multiplier inv: round(clamp(fl(x * inv), -127, 127)). x must not be NaN; an
-// overflowing product or +-Inf saturates to +-127 (-128 is never produced: the code is symmetric).
+// The code of x under multiplier inv: round(clamp(fl(x * inv), -127, 127)). An overflowing product or +-Inf
+// saturates to +-127 (-128 is never produced: the code is symmetric); a NaN product (x NaN, or a NaN
+// multiplier) gives 0, as detail::f2i_rn_sat, the nearest-even rounding used on host and device alike.
 template <class Round = round_nearest_even>
 QNUM_HD int int8_code(float x, float inv, Round mode = {}) {
   float y = detail::mul_rn(x, inv);
   y = y < -127.0f ? -127.0f : y;
   y = y > 127.0f ? 127.0f : y;
-#if QNUM_IS_DEVICE_PASS()
   if constexpr (std::is_same_v<Round, round_nearest_even>) {
-    // cvt.rni: round_to_int's result for every y here but NaN (degenerate multipliers: 0 * Inf), for which
-    // round_to_int gives +-0x7FFFFFFF by the NaN's sign; a select, no branch.
-    const int q = __float2int_rn(y);
-    const int nan_q = (detail::float_to_bits(y) >> 31) != 0u ? -0x7FFFFFFF : 0x7FFFFFFF;
-    return y == y ? q : nan_q;
+    static_cast<void>(mode);
+    return detail::f2i_rn_sat(y);
+  } else {
+    return detail::is_nan(y) ? 0 : round_to_int(y, mode);
   }
-#endif
-  return round_to_int(y, mode);
 }
 
 // The dequantized value of code q: fl(q * dq) (exact int -> float, one rounded product).
