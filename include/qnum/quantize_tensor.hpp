@@ -143,16 +143,32 @@ inline status check_zeros(const matrix_view<std::int32_t>& z, const grid& g, boo
   return status::ok;
 }
 
-// The stored scale codes code[0..k) of groups (bi[j], bj[j]), each as the buffer's element type.
+// The stored scale codes code[0..k) of groups (bi[j], bj[j]), each as the buffer's element type; bi null:
+// groups bj[0], bj[0] + 1, .. counted in row-major order over the buffer's `cols` columns.
 template <class T>
-QNUM_HD void put_scales(void* data, std::int64_t row_stride, const std::int64_t* bi, const std::int64_t* bj, int k,
-                        const std::uint32_t* code) {
-  for (int j = 0; j < k; ++j) static_cast<T*>(data)[bi[j] * row_stride + bj[j]] = static_cast<T>(code[j]);
+QNUM_HD void put_scales(const scale_view& s, const std::int64_t* bi, const std::int64_t* bj, int k, const std::uint32_t* code) {
+  T* p = static_cast<T*>(s.data);
+  if (bi != nullptr) {
+    for (int j = 0; j < k; ++j) p[bi[j] * s.row_stride + bj[j]] = static_cast<T>(code[j]);
+    return;
+  }
+  if (s.row_stride == s.cols) {  // a contiguous buffer: group t's scale is element t
+    for (int j = 0; j < k; ++j) p[bj[0] + j] = static_cast<T>(code[j]);
+    return;
+  }
+  std::int64_t r = bj[0] / s.cols, c = bj[0] % s.cols;
+  for (int j = 0; j < k; ++j) {
+    p[r * s.row_stride + c] = static_cast<T>(code[j]);
+    if (++c == s.cols) {
+      c = 0;
+      ++r;
+    }
+  }
 }
 QNUM_HD void write_scales(const scale_view& s, const std::int64_t* bi, const std::int64_t* bj, int k, const std::uint32_t* code) {
-  if (s.elem_bytes == 4) put_scales<std::uint32_t>(s.data, s.row_stride, bi, bj, k, code);
-  else if (s.elem_bytes == 2) put_scales<std::uint16_t>(s.data, s.row_stride, bi, bj, k, code);
-  else put_scales<std::uint8_t>(s.data, s.row_stride, bi, bj, k, code);
+  if (s.elem_bytes == 4) put_scales<std::uint32_t>(s, bi, bj, k, code);
+  else if (s.elem_bytes == 2) put_scales<std::uint16_t>(s, bi, bj, k, code);
+  else put_scales<std::uint8_t>(s, bi, bj, k, code);
 }
 QNUM_HD void write_scale(const scale_view& s, std::int64_t i, std::int64_t j, std::uint32_t code) { write_scales(s, &i, &j, 1, &code); }
 QNUM_HD std::uint32_t read_scale(const scale_view& s, std::int64_t i, std::int64_t j) {

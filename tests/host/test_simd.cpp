@@ -113,10 +113,12 @@ void run_case_one(const qnum::scheme<F>& s, const shape& sh, const std::vector<f
   qnum::detail::grid g;
   REQUIRE(qnum::detail::make_grid(R, C, sh.groups, g) == qnum::status::ok);
   const int sb = qnum::dtype_bytes(s.store);
-  std::vector<std::uint8_t> codes(static_cast<std::size_t>(R * S), 0xAB), scales(static_cast<std::size_t>(g.nr * g.nc * 4));
+  // Scale rows padded by one element when R is odd (the batched path's scale stores, contiguous or not).
+  const std::int64_t ss = g.nc + (R % 2);
+  std::vector<std::uint8_t> codes(static_cast<std::size_t>(R * S), 0xAB), scales(static_cast<std::size_t>(g.nr * ss * 4));
   std::vector<std::int32_t> zeros(static_cast<std::size_t>(g.nr * g.nc));
   std::vector<U> deq(static_cast<std::size_t>(R * S)), fq(static_cast<std::size_t>(R * S));
-  const qnum::scale_view sv{scales.data(), g.nr, g.nc, g.nc, sb};
+  const qnum::scale_view sv{scales.data(), g.nr, g.nc, ss, sb};
   const auto zv = qnum::view(zeros.data(), g.nr, g.nc);
   const auto inv = qnum::view<const T>(in.data(), R, C, S);
   REQUIRE(qnum::quantize(s, inv, sh.groups, qnum::view(codes.data(), R, C, S), sv, zv, qnum::nearest_even(), outer) == qnum::status::ok);
