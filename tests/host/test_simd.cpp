@@ -10,7 +10,10 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -232,6 +235,22 @@ TEST_CASE("host lanes == per-element definition: an input beyond the caches (the
   const auto src = hard_data(sh.rows, sh.stride, 97);
   run_case<qnum::qint8, float, float>(qnum::presets::int8_sym, sh, src, 0.0f, "int8_sym 520x1024");
   run_case<qnum::qint4, float, float>(qnum::presets::slime_int4_qat, sh, src, 0.0f, "slime_int4_qat 520x1024");
+  // fake_quantize into a 64-byte aligned fp32 output (non-temporal stores) == into an unaligned one (plain
+  // stores, checked against the definition above), under every target.
+  const std::size_t n = static_cast<std::size_t>(sh.rows * sh.cols);
+  struct aligned_free {
+    void operator()(float* p) const { std::free(p); }
+  };
+  const std::unique_ptr<float, aligned_free> a(static_cast<float*>(std::aligned_alloc(64, n * sizeof(float))));
+  std::vector<float> b(n + 1);
+  float* const u = reinterpret_cast<std::uintptr_t>(b.data()) % 64 == 0 ? b.data() + 1 : b.data();  // not 64-aligned
+  REQUIRE(a != nullptr);
+  each_target([&](qnum::simd_target) {
+    const auto in = qnum::view<const float>(src.data(), sh.rows, sh.cols);
+    REQUIRE(qnum::fake_quantize(qnum::presets::int8_sym, in, sh.groups, qnum::view(a.get(), sh.rows, sh.cols)) == qnum::status::ok);
+    REQUIRE(qnum::fake_quantize(qnum::presets::int8_sym, in, sh.groups, qnum::view(u, sh.rows, sh.cols)) == qnum::status::ok);
+    CHECK(std::memcmp(a.get(), u, n * sizeof(float)) == 0);
+  });
 }
 
 TEST_CASE("host lanes == per-element definition: presets") {
