@@ -42,11 +42,11 @@ inline constexpr scheme<qint8> int8_sym = symmetric_restricted<qint8>();
 
 // torchao choose_qparams_affine / quantize_affine (fp32 input, eps = finfo(fp32).smallest_normal):
 // SYMMETRIC int4 in [-8, 7]: s = max(amax / 7.5, eps); q = clamp(round(x * (1/s)), -8, 7).
-inline constexpr scheme<qint4> torchao_int4_sym = symmetric_full<qint4>().eps_floor(1.17549435e-38f).x_multiply();
-inline constexpr scheme<qint8> torchao_int8_sym = symmetric_full<qint8>().eps_floor(1.17549435e-38f).x_multiply();
+inline constexpr scheme<qint4> torchao_int4_sym = symmetric_full<qint4>().eps_floor(detail::flt_min).x_multiply();
+inline constexpr scheme<qint8> torchao_int8_sym = symmetric_full<qint8>().eps_floor(detail::flt_min).x_multiply();
 // ASYMMETRIC uint4 [0, 15]: s = max((max'-min') / 15, eps), z = clamp(0 - round(min'/s)), q = clamp(round(x*(1/s)) + z).
-inline constexpr scheme<quint4> torchao_uint4_asym = asymmetric<quint4>().eps_floor(1.17549435e-38f).x_multiply();
-inline constexpr scheme<quint8> torchao_uint8_asym = asymmetric<quint8>().eps_floor(1.17549435e-38f).x_multiply();
+inline constexpr scheme<quint4> torchao_uint4_asym = asymmetric<quint4>().eps_floor(detail::flt_min).x_multiply();
+inline constexpr scheme<quint8> torchao_uint8_asym = asymmetric<quint8>().eps_floor(detail::flt_min).x_multiply();
 
 // DeepGEMM per_token_cast_to_fp8 (1x128) / per_block_cast_to_fp8 (128x128): s = max(amax, 1e-4) / 448
 // (eps 1e-4/448 on the scale is the same floor), e4m3 = satfinite(x * (1/s)); UE8M0 variant rounds s up
@@ -91,7 +91,7 @@ inline constexpr group_shape ct_mxfp4_block = group_size(32);
 // (python scalar / tensor) as fl(fl(1 / a) * 2688), not one correctly rounded divide (1 ulp apart, e.g. a = 40);
 // an infinite g (a below 2688 / FLT_MAX) is 1. The reciprocal convention of torchao's per-tensor scale amax / 2688.
 QNUM_HD float ct_nvfp4_global_scale(float amax_tensor) {
-  const float a = amax_tensor < 1.17549435e-38f ? 1.17549435e-38f : amax_tensor;
+  const float a = amax_tensor < detail::flt_min ? detail::flt_min : amax_tensor;
   const float g = detail::mul_rn(detail::div_rn(1.0f, a), 2688.0f);
   return detail::is_nonfinite(g) ? 1.0f : g;
 }
@@ -139,7 +139,7 @@ QNUM_HD constexpr int ct_fp4_group_size(bool is_nvfp4) { return is_nvfp4 ? 16 : 
 // bf16(bf16(1 / a) * 2688) (each step an fp32 operation rounded to bf16, RNE; a = max(amax_tensor,
 // finfo(bf16).tiny = 2^-126)); an infinite result is 1. Stored as fp32, so always a bf16 value.
 QNUM_HD float ct_nvfp4_global_scale_bf16_work(float amax_tensor) {
-  const float a = amax_tensor < 1.17549435e-38f ? 1.17549435e-38f : amax_tensor;
+  const float a = amax_tensor < detail::flt_min ? detail::flt_min : amax_tensor;
   const float r = detail::to_work(detail::div_rn(1.0f, a), dtype::bf16);
   const float g = detail::to_work(detail::mul_rn(r, 2688.0f), dtype::bf16);
   return detail::is_nonfinite(g) ? 1.0f : g;

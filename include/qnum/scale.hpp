@@ -233,7 +233,7 @@ QNUM_HD float pow2_from_biased(int e) {  // 2^(e-127) for e in [0, 254]; e = 0 -
 // below FLT_MIN it is raised to FLT_MIN and +Inf lowered to FLT_MAX, so 1/outer is finite.
 QNUM_HD float sanitize_outer(float outer) {
   if (!(outer > 0.0f)) return 0.0f;
-  if (outer < 1.17549435e-38f) return 1.17549435e-38f;
+  if (outer < detail::flt_min) return detail::flt_min;
   return outer > flt_max ? flt_max : outer;
 }
 
