@@ -128,7 +128,7 @@ template <class F>
 result measure(const std::string& fmt, const gran& gr, const qnum::scheme<F>& s, const dataset& d, bool two_level) {
   using namespace qnum;
   const std::int64_t n = d.rows * d.cols;
-  const scale_extent g = scale_shape(d.rows, d.cols, gr.g);
+  const extent g = scale_shape(d.rows, d.cols, gr.g);
   if (g.rows == 0 && n > 0) { std::fprintf(stderr, "bad grid\n"); std::exit(2); }
   const int sb = dtype_bytes(s.store);
   const bool asym = s.kind == scheme_kind::asymmetric;

@@ -388,7 +388,8 @@ cudaError_t dev_pack(const H& h, std::int64_t G, shape sh) {
   const auto s = h.get();
   const auto gr = grid_of(sh, qnum::group_size(G));
   const qnum::matrix_view<std::int32_t> zv = asym(s) ? qnum::view(D.zeros, gr.nr, gr.nc) : qnum::matrix_view<std::int32_t>{};
-  return qnum::gpu::cuda_error(qnum::gpu::launch_w4a16_pack(h, in_view<T>(sh), G, D.packed, scale_view_of(s, gr, D.scales), zv, D.stream));
+  return qnum::gpu::cuda_error(qnum::gpu::launch_w4a16_pack(h, in_view<T>(sh), G, qnum::view(D.packed, sh.rows, qnum::packed_words(sh.cols, 4)),
+                                                            scale_view_of(s, gr, D.scales), zv, D.stream));
 }
 
 template <class H, class T>
@@ -411,10 +412,10 @@ std::string check_pack(const H& h, std::int64_t G, shape sh) {
                                  qnum::view(hcodes.data(), sh.rows, sh.cols), scale_view_of(s, gr, hscales.data()),
                                  asym(s) ? qnum::view(hzeros.data(), gr.nr, gr.nc) : qnum::matrix_view<std::int32_t>{});
   if (st != qnum::status::ok) return std::string("host quantize: ") + qnum::to_string(st);
-  std::vector<std::int8_t> q(hcodes.size());  // int4 codes, two's complement in the low nibble -> int8
-  for (std::size_t i = 0; i < q.size(); ++i) q[i] = static_cast<std::int8_t>(static_cast<std::int8_t>(hcodes[i] << 4) >> 4);
-  std::vector<std::uint32_t> hpacked(words);
-  if (qnum::ct::pack_weight(q.data(), sh.rows, sh.cols, 4, hpacked.data()) != qnum::status::ok) return "host ct::pack_weight failed";
+  std::vector<std::uint32_t> hpacked(words);  // int4 codes (two's complement in the low nibble) packed as they are
+  if (qnum::ct::pack_weight(qnum::view(hcodes.data(), sh.rows, sh.cols), 4, qnum::view(hpacked.data(), sh.rows, qnum::packed_words(sh.cols, 4))) !=
+      qnum::status::ok)
+    return "host ct::pack_weight failed";
   std::string d = diff("weight_packed", dpacked, hpacked);
   if (d.empty()) d = diff("weight_scale", dscales, hscales);
   if (d.empty() && asym(s)) d = diff("zero points", dzeros, hzeros);
@@ -488,8 +489,9 @@ void reset_grad(shape sh) {
 
 template <class R>
 cudaError_t dev_grad(shape sh) {
-  return qnum::gpu::cuda_error(qnum::gpu::launch_quantize_gradient_int8(static_cast<const float*>(D.in_f32), D.gcodes, residual<R>(), sh.un(), 0,
-                                                   D.states, D.ds_scratch, grad_cfg(), D.stream));
+  return qnum::gpu::cuda_error(qnum::gpu::launch_quantize_gradient_int8(
+      qnum::view(static_cast<const float*>(D.in_f32), sh.rows, sh.cols), qnum::per_tensor(), qnum::view(D.gcodes, sh.rows, sh.cols),
+      qnum::view(residual<R>(), sh.rows, sh.cols), qnum::view(D.states, 1, 1), D.ds_scratch, grad_cfg(), D.stream));
 }
 
 template <class R>
@@ -506,7 +508,9 @@ std::string check_grad(shape sh) {
     const auto dcodes = download(D.gcodes, sh.un());
     const auto dres = download(static_cast<const R*>(residual<R>()), sh.un());
     const auto dst = download(static_cast<const qnum::dynamic_scale_state*>(D.states), 1);
-    const qnum::status hs = qnum::quantize_gradient_int8(g.data(), hcodes.data(), hres.data(), sh.un(), 0, &hst, grad_cfg());
+    const qnum::status hs = qnum::quantize_gradient_int8(qnum::view(g.data(), sh.rows, sh.cols), qnum::per_tensor(),
+                                                         qnum::view(hcodes.data(), sh.rows, sh.cols),
+                                                         qnum::view(hres.data(), sh.rows, sh.cols), qnum::view(&hst, 1, 1), grad_cfg());
     const std::string at = " (step " + std::to_string(step) + ")";
     if (qnum::gpu::dynamic_scale_status(hdr) != hs) return "status differs" + at;
     std::string d = diff("codes", dcodes, hcodes);
@@ -518,7 +522,9 @@ std::string check_grad(shape sh) {
 }
 
 cudaError_t dev_grad_dequant(shape sh) {
-  return qnum::gpu::cuda_error(qnum::gpu::launch_dequantize_gradient_int8(D.gcodes, sh.un(), 0, D.states, D.out_b16, qnum::dtype::bf16, D.stream));
+  return qnum::gpu::cuda_error(qnum::gpu::launch_dequantize_gradient_int8(
+      qnum::view(static_cast<const std::int8_t*>(D.gcodes), sh.rows, sh.cols), qnum::per_tensor(),
+      qnum::view(static_cast<const qnum::dynamic_scale_state*>(D.states), 1, 1), qnum::view(D.out_b16, sh.rows, sh.cols), D.stream));
 }
 
 std::string check_grad_dequant(shape sh) {
@@ -528,7 +534,8 @@ std::string check_grad_dequant(shape sh) {
   const auto codes = download(D.gcodes, sh.un());
   const auto st = download(static_cast<const qnum::dynamic_scale_state*>(D.states), 1);
   std::vector<std::uint16_t> hout(sh.un());
-  if (qnum::dequantize_gradient_int8(codes.data(), sh.un(), 0, st.data(), hout.data(), qnum::dtype::bf16) != qnum::status::ok)
+  if (qnum::dequantize_gradient_int8(qnum::view(codes.data(), sh.rows, sh.cols), qnum::per_tensor(), qnum::view(st.data(), 1, 1),
+                                     qnum::view(hout.data(), sh.rows, sh.cols)) != qnum::status::ok)
     return "host dequantize_gradient_int8 failed";
   return diff("output", dout, hout);
 }

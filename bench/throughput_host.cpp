@@ -115,7 +115,7 @@ void bm_gguf(benchmark::State& s) {
   std::vector<std::uint8_t> out(static_cast<std::size_t>(n * rb));
   for (auto _ : s) {
     for (std::int64_t r = 0; r < n; ++r) {
-      const auto st = qnum::gguf::quantize(T, in.f32.data() + r * n, n, out.data() + r * rb);
+      const auto st = qnum::gguf::quantize(T, qnum::view(in.f32.data() + r * n, n), qnum::view(out.data() + r * rb, rb));
       if (st != qnum::status::ok) s.SkipWithError("gguf::quantize failed");
     }
     benchmark::DoNotOptimize(out.data());
@@ -170,11 +170,12 @@ void bm_quantize_pack(benchmark::State& s) {
   inputs& in = data(n);
   std::vector<std::uint8_t> codes(static_cast<std::size_t>(n * n));
   std::vector<float> scales(static_cast<std::size_t>(n * n / G));
-  std::vector<std::uint32_t> packed(static_cast<std::size_t>(qnum::pack_int32_size(n, n, 4, qnum::packed_dim::cols)));
+  const qnum::extent pe = qnum::pack_int32_shape(n, n, 4, qnum::packed_dim::cols);
+  std::vector<std::uint32_t> packed(static_cast<std::size_t>(pe.rows * pe.cols));
   for (auto _ : s) {
     auto st = qnum::quantize(qnum::presets::ct_w4a16_sym, qnum::view<const T>(input_of<T>(in), n, n), qnum::presets::ct_group128,
                              qnum::view(codes.data(), n, n), qnum::scales_of(scales.data(), n, n / G));
-    const auto ps = qnum::ct::pack_weight_codes(codes.data(), n, n, 4, packed.data());
+    const auto ps = qnum::ct::pack_weight(qnum::view(codes.data(), n, n), 4, qnum::view(packed.data(), pe.rows, pe.cols));
     if (st != qnum::status::ok || ps != qnum::status::ok) s.SkipWithError("quantize+pack failed");
     benchmark::DoNotOptimize(packed.data());
     benchmark::ClobberMemory();
@@ -301,9 +302,11 @@ void bm_grad_int8(benchmark::State& s) {
   qnum::dynamic_scale_state state{};
   qnum::dynamic_scale_config cfg{};
   cfg.on_nonfinite = qnum::nonfinite_policy::zero_elements;
-  qnum::quantize_gradient_int8(in.f32.data(), codes.data(), residual.data(), static_cast<std::size_t>(n * n), 0, &state, cfg);
+  qnum::quantize_gradient_int8(qnum::view(in.f32.data(), n, n), qnum::per_tensor(), qnum::view(codes.data(), n, n),
+                               qnum::view(residual.data(), n, n), qnum::view(&state, 1, 1), cfg);
   for (auto _ : s) {
-    const auto st = qnum::quantize_gradient_int8(in.f32.data(), codes.data(), residual.data(), static_cast<std::size_t>(n * n), 0, &state, cfg);
+    const auto st = qnum::quantize_gradient_int8(qnum::view(in.f32.data(), n, n), qnum::per_tensor(), qnum::view(codes.data(), n, n),
+                                                 qnum::view(residual.data(), n, n), qnum::view(&state, 1, 1), cfg);
     if (st != qnum::status::ok) s.SkipWithError("quantize_gradient_int8 failed");
     benchmark::DoNotOptimize(codes.data());
     benchmark::ClobberMemory();

@@ -347,7 +347,7 @@ def grad_scale_update(prev, amax):
 
 
 def grad_int8_step(g, residual, state, first: bool):
-    """One qnum quantize_gradient_int8 step on the whole tensor (group_size 0): delayed scaling, non-finite
+    """One qnum quantize_gradient_int8 step on the whole tensor (per_tensor()): delayed scaling, non-finite
     elements zeroed. residual (fp32 or bf16) and state (fp32 [scale, amax]) are updated in place; returns
     the int8 codes. first: step 0 (scale from this step's amax, an extra pass)."""
     r_old = residual.float()

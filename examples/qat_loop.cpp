@@ -63,9 +63,7 @@ int4_tensor export_int4(const mat& w, int rows, int cols) {
   std::vector<std::uint8_t> codes(w.size());
   qnum::quantize(scheme, qnum::view(w.data(), rows, cols), qnum::group_size(group), qnum::view(codes.data(), rows, cols),
                  qnum::scales_of(t.weight_scale.data(), rows, cols / group));
-  std::vector<std::int8_t> q(codes.size());
-  for (std::size_t i = 0; i < q.size(); ++i) q[i] = static_cast<std::int8_t>(qnum::code_to_int<qnum::qint4>(codes[i]));
-  qnum::ct::pack_weight(q.data(), rows, cols, 4, t.weight_packed.data());
+  qnum::ct::pack_weight(qnum::view(codes.data(), rows, cols), 4, qnum::view(t.weight_packed.data(), rows, cols / 8));
   return t;
 }
 // What a W4A16 kernel does with it: unpack 8 codes per word and apply the group scale (w = q * s).

@@ -19,15 +19,19 @@ namespace {
 constexpr int in_dim = 16, hid = 32, batch = 32, eval_n = 2048;
 
 // Parameters of a 16-32-1 tanh MLP, laid out as tensors W1 [hid][in], b1 [hid], W2 [hid], b2 [1].
+// Tensor k is rows[k] x cols[k] elements at offset off[k] of the flat parameter vector.
 struct layout {
   std::size_t off[4], len[4], n;
+  std::int64_t rows[4], cols[4];
   layout() {
-    const std::size_t l[4] = {std::size_t{hid} * in_dim, hid, hid, 1};
+    const std::int64_t r[4] = {hid, 1, 1, 1}, c[4] = {in_dim, hid, hid, 1};
     n = 0;
     for (int k = 0; k < 4; ++k) {
       off[k] = n;
-      len[k] = l[k];
-      n += l[k];
+      rows[k] = r[k];
+      cols[k] = c[k];
+      len[k] = static_cast<std::size_t>(r[k] * c[k]);
+      n += len[k];
     }
   }
 };
@@ -141,18 +145,22 @@ result train(mode md, long steps, bool spikes, const data_set& train_set, const 
     bool skip = false;
     if (quant) {
       for (int k = 0; k < 4; ++k) {
-        const std::size_t o = L.off[k], n = L.len[k];
+        // tensor k as a [rows, cols] view, one scale per tensor (its state: a 1 x 1 view)
+        const std::size_t o = L.off[k];
+        const std::int64_t R = L.rows[k], C = L.cols[k];
+        const auto gk = qnum::view(g.data() + o, R, C);
+        const auto ck = qnum::view(codes.data() + o, R, C);
+        const auto sk = qnum::view(&st[k], 1, 1);
         qnum::status s;
         if (!feedback) {
-          s = qnum::quantize_gradient_int8(g.data() + o, codes.data() + o, static_cast<float*>(nullptr), n, 0, &st[k],
-                                           dcfg);
+          s = qnum::quantize_gradient_int8(gk, qnum::per_tensor(), ck, qnum::matrix_view<float>{}, sk, dcfg);
         } else if (bf16_res) {
-          s = qnum::quantize_gradient_int8(g.data() + o, codes.data() + o, res16.data() + o, n, 0, &st[k], dcfg);
+          s = qnum::quantize_gradient_int8(gk, qnum::per_tensor(), ck, qnum::view(res16.data() + o, R, C), sk, dcfg);
         } else {
-          s = qnum::quantize_gradient_int8(g.data() + o, codes.data() + o, res32.data() + o, n, 0, &st[k], dcfg);
+          s = qnum::quantize_gradient_int8(gk, qnum::per_tensor(), ck, qnum::view(res32.data() + o, R, C), sk, dcfg);
         }
         if (s == qnum::status::skipped_nonfinite) skip = true;
-        qnum::dequantize_gradient_int8(codes.data() + o, n, 0, &st[k], gq.data() + o, qnum::dtype::fp32);
+        qnum::dequantize_gradient_int8(ck, qnum::per_tensor(), sk, qnum::view(gq.data() + o, R, C));
       }
       if (skip) {
         ++res.skipped;
@@ -169,9 +177,14 @@ result train(mode md, long steps, bool spikes, const data_set& train_set, const 
     if (!finite_all(gq)) res.any_nonfinite = true;
     ++t_opt;
     if (md == mode::int8_all) {
-      qnum::int8_adam_step(p.data(), gq.data(), L.n, {m8.data(), v8.data(), ma.data(), va.data()}, acfg, t_opt);
+      // the optimizer runs over the flat parameter vector (a 1 x n view)
+      const std::int64_t n = static_cast<std::int64_t>(L.n);
+      qnum::int8_adam_step(qnum::view(p.data(), n), qnum::view(gq.data(), n), {m8.data(), v8.data(), ma.data(), va.data()},
+                           acfg, t_opt);
     } else {
-      qnum::fp32_adam_step(p.data(), gq.data(), m.data(), v.data(), L.n, acfg, t_opt);
+      const std::int64_t n = static_cast<std::int64_t>(L.n);
+      qnum::fp32_adam_step(qnum::view(p.data(), n), qnum::view(gq.data(), n), qnum::view(m.data(), n),
+                           qnum::view(v.data(), n), acfg, t_opt);
     }
     const bool ok = std::isfinite(loss) && finite_all(p) && std::isfinite(st[0].scale) && std::isfinite(st[1].scale) &&
                     std::isfinite(st[2].scale) && std::isfinite(st[3].scale);

@@ -12,7 +12,7 @@ constexpr std::int64_t rows = 4, cols = 256;
 
 template <class F>
 bool run(const char* name, const qnum::scheme<F>& s, qnum::group_shape g, const std::vector<float>& x) {
-  const qnum::scale_extent e = qnum::scale_shape(rows, cols, g);  // the scale buffer: [groups down, groups across]
+  const qnum::extent e = qnum::scale_shape(rows, cols, g);  // the scale buffer: [groups down, groups across]
   const std::int64_t nr = e.rows, nc = e.cols;
   std::vector<std::uint8_t> codes(rows * cols), scales(nr * nc * qnum::dtype_bytes(s.store));
   const qnum::scale_view sv{scales.data(), nr, nc, nc, qnum::dtype_bytes(s.store)};
@@ -25,14 +25,19 @@ bool run(const char* name, const qnum::scheme<F>& s, qnum::group_shape g, const 
   if constexpr (F::bits == 4 && F::is_integer) {  // compressed-tensors weight_packed: 8 offset-binary nibbles per int32
     std::vector<std::int8_t> q(codes.size()), back(codes.size());
     for (std::size_t i = 0; i < q.size(); ++i) q[i] = static_cast<std::int8_t>(qnum::code_to_int<F>(codes[i]));
-    std::vector<std::uint32_t> words(qnum::pack_int32_size(rows, cols, 4, qnum::packed_dim::cols));
-    ok &= qnum::ct::pack_weight(q.data(), rows, cols, 4, words.data()) == qnum::status::ok;
-    ok &= qnum::ct::unpack_weight(words.data(), rows, cols, 4, back.data()) == qnum::status::ok && q == back;
+    const qnum::extent e = qnum::pack_int32_shape(rows, cols, 4, qnum::packed_dim::cols);
+    std::vector<std::uint32_t> words(e.rows * e.cols);
+    ok &= qnum::ct::pack_weight(qnum::view(codes.data(), rows, cols), 4, qnum::view(words.data(), e.rows, e.cols)) == qnum::status::ok;
+    ok &= qnum::ct::unpack_weight(qnum::view(words.data(), e.rows, e.cols), 4, qnum::view(back.data(), rows, cols)) == qnum::status::ok &&
+          q == back;
     packed_bytes = words.size() * 4;
   } else if constexpr (F::bits == 4) {  // MXFP4: two E2M1 codes per byte, element 2i in the low nibble
     std::vector<std::uint8_t> bytes(codes.size() / 2), back(codes.size());
-    ok &= qnum::pack_nibbles(codes.data(), rows * cols, qnum::nibble_order::low_first, bytes.data()) == qnum::status::ok;
-    ok &= qnum::unpack_nibbles(bytes.data(), rows * cols, qnum::nibble_order::low_first, back.data()) == qnum::status::ok && back == codes;
+    ok &= qnum::pack_nibbles(qnum::view(codes.data(), rows, cols), qnum::nibble_order::low_first, qnum::view(bytes.data(), rows, cols / 2)) ==
+          qnum::status::ok;
+    ok &= qnum::unpack_nibbles(qnum::view(bytes.data(), rows, cols / 2), qnum::nibble_order::low_first, qnum::view(back.data(), rows, cols)) ==
+              qnum::status::ok &&
+          back == codes;
     packed_bytes = bytes.size();
   }
   double err = 0.0;

@@ -63,10 +63,9 @@ int main() {
   const qnum::scale_view sv = qnum::scales_of(scales.data(), n_out, groups_per_row);
   if (qnum::quantize(scheme, qnum::view<const float>(w.data(), n_out, k_in), qnum::group_size(group),
                      qnum::view(codes.data(), n_out, k_in), sv) != qnum::status::ok) return 1;
-  std::vector<std::int8_t> q(codes.size());
-  for (std::size_t i = 0; i < q.size(); ++i) q[i] = static_cast<std::int8_t>(qnum::code_to_int<qnum::qint4>(codes[i]));
   std::vector<std::uint32_t> packed(n_out * words_per_row);
-  if (qnum::ct::pack_weight(q.data(), n_out, k_in, 4, packed.data()) != qnum::status::ok) return 1;
+  if (qnum::ct::pack_weight(qnum::view(codes.data(), n_out, k_in), 4, qnum::view(packed.data(), n_out, words_per_row)) != qnum::status::ok)
+    return 1;
 
   // Host reference: qnum::dequantize, then the kernel's dot product order.
   std::vector<float> wdq(n_out * k_in), ref(n_out);

@@ -2,12 +2,13 @@
 // and residual error feedback (qnum/train/dynamic_scale.hpp) and of INT8 Adam (qnum/train/int8_adam.hpp).
 //
 // Input bytes: op (0-2: gradient quantizer over several steps, 3: dynamic_scale_update alone, 4: INT8
-// Adam), option bytes, then values. Buffers are exactly sized (new T[n]).
+// Adam), option bytes, then values. Buffers are exactly sized (new T[n]). The n elements are passed as a
+// [rows, cols] matrix_view (rows 1 to 4, a divisor of n chosen by spare option bits; cols = n / rows).
 //
 // Properties (prefix feedback/ and adam/):
 //   feedback/status        valid config: ok / ok_zeroed_nonfinite / skipped_nonfinite as documented;
 //                          invalid config (alpha outside [0, 1], clip < 1, floor <= 0, non-finite),
-//                          group size not dividing n, null pointers: the error status and nothing written
+//                          group size not dividing cols, null pointers: the error status and nothing written
 //   feedback/conserve      per element and step with g' = fl(g + r_old) finite (docs/qgalore.md,
 //                          "Conservation"): dequant(q) + r_new == g + r_old up to the two roundings,
 //                            |(dequant(q) + r_new) - (g + r_old)| <= 2^-24 |g'| + u_r |r_new|
@@ -124,6 +125,12 @@ float load_r(const buf<R>& r, std::size_t i) {
   if constexpr (sizeof(R) == 4) return r.p[i]; else return float_of(static_cast<std::uint32_t>(r.p[i]) << 16);
 }
 
+// The rows of the [rows, cols] view of n elements: 1 for sel 0, else sel + 1 where that divides n (else 1).
+std::size_t rows_for(std::size_t n, unsigned sel) {
+  const std::size_t r = sel % 4 + 1;
+  return r > 1 && n > 0 && n % r == 0 ? r : 1;
+}
+
 // op 0-2: several steps of quantize_gradient_int8 with residual none / fp32 / bf16.
 template <class R>
 void gradient_steps(qnum_fuzz::input& in, std::uint8_t a, std::uint8_t b, bool with_residual) {
@@ -138,7 +145,13 @@ void gradient_steps(qnum_fuzz::input& in, std::uint8_t a, std::uint8_t b, bool w
   }
   const bool corrupt = (steps_sel & 0xC0) == 0xC0;
   const int steps = 1 + steps_sel % 6;
-  const std::size_t ng = n == 0 ? 1 : (gs == 0 ? 1 : (n % gs == 0 ? n / gs : 1));
+  const std::size_t rows = rows_for(n, static_cast<unsigned>(gsel >> 6)), cols = n / rows;  // gsel's bits 6-7 are not used above
+  const bool divides = gs == 0 || cols % gs == 0;
+  const std::size_t ng = n == 0 ? 1 : (gs == 0 ? 1 : (divides ? n / gs : 1));
+  const std::int64_t r64 = static_cast<std::int64_t>(rows), c64 = static_cast<std::int64_t>(cols);
+  const qnum::group_shape groups = gs == 0 ? qnum::per_tensor() : qnum::group_size(static_cast<std::int64_t>(gs));
+  // the states' shape: scale_shape(rows, cols, groups) where the group size divides cols, else any (bad_group)
+  const std::int64_t sr = gs == 0 || !divides ? 1 : r64, sc = gs == 0 || !divides ? 1 : c64 / static_cast<std::int64_t>(gs);
   buf<float> g(n);
   buf<std::int8_t> codes(n);
   buf<R> res(with_residual ? n : 0);
@@ -165,11 +178,13 @@ void gradient_steps(qnum_fuzz::input& in, std::uint8_t a, std::uint8_t b, bool w
     if (!config_valid(c)) want = status::bad_config;
     else if (n == 0) want = status::ok;
     else if (nulls) want = status::null_pointer;
-    else if (gs != 0 && n % gs != 0) want = status::bad_group;
+    else if (!divides) want = status::bad_group;
     else if (any_nonfinite) want = c.on_nonfinite == qnum::nonfinite_policy::skip_step ? status::skipped_nonfinite : status::ok_zeroed_nonfinite;
     else want = status::ok;
-    const status got = qnum::quantize_gradient_int8<R>(g.data(), nulls ? nullptr : codes.data(), with_residual ? res.data() : nullptr, n, gs, st.data(), c);
-    QNUM_FUZZ_PROPERTY("feedback/status", got == want, "step %d n=%zu gs=%zu: %s want %s", t, n, gs, qnum::to_string(got), qnum::to_string(want));
+    const status got = qnum::quantize_gradient_int8<R>(
+        qnum::view(g.data(), r64, c64), groups, qnum::view(nulls ? nullptr : codes.data(), r64, c64),
+        with_residual ? qnum::view(res.data(), r64, c64) : qnum::matrix_view<R>{}, qnum::view(st.data(), sr, sc), c);
+    QNUM_FUZZ_PROPERTY("feedback/status", got == want, "step %d [%zu, %zu] gs=%zu: %s want %s", t, rows, cols, gs, qnum::to_string(got), qnum::to_string(want));
     if (got != status::ok && got != status::ok_zeroed_nonfinite && got != status::skipped_nonfinite) {
       QNUM_FUZZ_PROPERTY("feedback/status", codes.same(c0) && res.same(r0) && st.same(s0), "refused call wrote");
       if (!nulls) return;
@@ -192,7 +207,7 @@ void gradient_steps(qnum_fuzz::input& in, std::uint8_t a, std::uint8_t b, bool w
       QNUM_FUZZ_PROPERTY("feedback/scale", std::isfinite(st[k].scale) && st[k].scale >= c.scale_floor && std::isfinite(st[k].amax), "group %zu scale %.9g amax %.9g", k,
                          static_cast<double>(st[k].scale), static_cast<double>(st[k].amax));
     // Dequantize through the API (fp32) and check conservation.
-    QNUM_FUZZ_PROPERTY("feedback/status", qnum::dequantize_gradient_int8(codes.data(), n, gs, st.data(), out.data(), qnum::dtype::fp32) == status::ok, "dequantize");
+    QNUM_FUZZ_PROPERTY("feedback/status", qnum::dequantize_gradient_int8(qnum::view(codes.data(), r64, c64), groups, qnum::view(st.data(), sr, sc), qnum::view(out.data(), r64, c64)) == status::ok, "dequantize");
     const std::size_t gsz = gs == 0 ? n : gs;
     for (std::size_t i = 0; i < n; ++i) {
       const float s = st[i / gsz].scale;
@@ -239,6 +254,8 @@ void adam(qnum_fuzz::input& in, std::uint8_t a, std::uint8_t b) {
   const std::size_t n = nsel % 200 + (nsel & 0x80 ? 57 : 0);
   c.block_size = bsel % 8 == 7 ? (bsel & 8 ? 0 : 5000) : 1 + bsel % 70 * 4;
   const int steps = 1 + ssel % 4;
+  const std::size_t rows = rows_for(n, static_cast<unsigned>(ssel >> 2) & 3u), cols = n / rows;  // ssel's bits 2-3 are not used otherwise
+  const auto r64 = static_cast<std::int64_t>(rows), c64 = static_cast<std::int64_t>(cols);
   const bool tzero = (ssel & 0x30) == 0x30;
   const bool nulls = (ssel & 0xC0) == 0xC0 && n > 0;
   const std::size_t blocks = c.block_size == 0 ? 1 : qnum::int8_adam_blocks(n, c.block_size);
@@ -267,8 +284,8 @@ void adam(qnum_fuzz::input& in, std::uint8_t a, std::uint8_t b) {
     else if (n == 0) want = status::ok;
     else if (nulls) want = status::null_pointer;
     qnum::int8_adam_state s{nulls ? nullptr : mc.data(), vc.data(), mab.data(), vab.data()};
-    const status got = qnum::int8_adam_step(p.data(), g.data(), n, s, c, tt);
-    QNUM_FUZZ_PROPERTY("adam/status", got == want, "int8_adam_step n=%zu block %zu t=%llu: %s want %s", n, c.block_size, static_cast<unsigned long long>(tt), qnum::to_string(got), qnum::to_string(want));
+    const status got = qnum::int8_adam_step(qnum::view(p.data(), r64, c64), qnum::view(g.data(), r64, c64), s, c, tt);
+    QNUM_FUZZ_PROPERTY("adam/status", got == want, "int8_adam_step [%zu, %zu] block %zu t=%llu: %s want %s", rows, cols, c.block_size, static_cast<unsigned long long>(tt), qnum::to_string(got), qnum::to_string(want));
     if (got != status::ok || n == 0) {
       QNUM_FUZZ_PROPERTY("adam/status", p.same(p0) && mab.same(ma0) && vab.same(va0) && mc.same(mc0) && vc.same(vc0), "refused call wrote");
       return;

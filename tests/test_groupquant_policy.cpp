@@ -521,7 +521,7 @@ TEST_CASE("conveniences: mutable input views, dequantize without zero points, fa
   for (auto& v : x)
     if (!std::isfinite(v) || std::fabs(v) > 1e30f) v = 1.5f;
   const auto s = qnum::presets::int8_sym;
-  const qnum::scale_extent e = qnum::scale_shape(R, C, qnum::group_size(32));
+  const qnum::extent e = qnum::scale_shape(R, C, qnum::group_size(32));
   CHECK(e.rows == R);
   CHECK(e.cols == 3);
   std::vector<std::uint8_t> c1(x.size()), c2(x.size());

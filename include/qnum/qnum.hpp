@@ -2,6 +2,7 @@
 #pragma once
 
 #include "qnum/config.hpp"
+#include "qnum/view.hpp"
 #include "qnum/format.hpp"
 #include "qnum/round.hpp"
 #include "qnum/codec.hpp"

@@ -37,31 +37,9 @@
 #include "qnum/scale.hpp"
 #include "qnum/static_scheme.hpp"
 #include "qnum/status.hpp"
+#include "qnum/view.hpp"
 
 QNUM_BEGIN_NAMESPACE
-
-// A 2-D strided view. T is float, std::uint16_t (bf16/fp16 bits), std::uint8_t (codes) or std::int32_t.
-template <class T>
-struct matrix_view {
-  T* data = nullptr;
-  std::int64_t rows = 0, cols = 0, row_stride = 0;
-  dtype type = dtype::fp32;  // meaning of 16-bit elements
-  // A view of mutable elements converts to the read-only view the entry points take.
-  template <class U = T, std::enable_if_t<!std::is_const<U>::value, int> = 0>
-  constexpr operator matrix_view<const U>() const { return {data, rows, cols, row_stride, type}; }
-};
-template <class T>
-constexpr matrix_view<T> view(T* data, std::int64_t rows, std::int64_t cols, std::int64_t row_stride = -1,
-                              dtype t = sizeof(T) == 2 ? dtype::bf16 : dtype::fp32) {
-  return {data, rows, cols, row_stride < 0 ? cols : row_stride, t};
-}
-// 16-bit elements named by their format: view<fp16>(bits, rows, cols) == view(bits, rows, cols, -1, dtype::fp16).
-template <class F, class T,
-          std::enable_if_t<(std::is_same<F, bf16>::value || std::is_same<F, fp16>::value) &&
-                               std::is_same<std::remove_const_t<T>, std::uint16_t>::value, int> = 0>
-constexpr matrix_view<T> view(T* data, std::int64_t rows, std::int64_t cols, std::int64_t row_stride = -1) {
-  return {data, rows, cols, row_stride < 0 ? cols : row_stride, dtype_of<F>};
-}
 
 // Scale storage view: elem_bytes must equal dtype_bytes(scheme.store).
 struct scale_view {
@@ -72,33 +50,6 @@ struct scale_view {
 inline scale_view scales_of(float* p, std::int64_t r, std::int64_t c, std::int64_t st = -1) { return {p, r, c, st < 0 ? c : st, 4}; }
 inline scale_view scales_of(std::uint16_t* p, std::int64_t r, std::int64_t c, std::int64_t st = -1) { return {p, r, c, st < 0 ? c : st, 2}; }
 inline scale_view scales_of(std::uint8_t* p, std::int64_t r, std::int64_t c, std::int64_t st = -1) { return {p, r, c, st < 0 ? c : st, 1}; }
-
-// Group shape: rows x cols of one group; 0 means the tensor's whole extent in that dimension.
-struct group_shape {
-  std::int64_t rows = 1, cols = 0;
-};
-template <int G>
-struct group {
-  static_assert(G > 0, "group size must be positive");
-  static constexpr int size = G;
-  constexpr operator group_shape() const { return {1, G}; }
-};
-constexpr group_shape group_size(std::int64_t g) { return {1, g}; }
-constexpr group_shape per_row() { return {1, 0}; }
-constexpr group_shape per_tensor() { return {0, 0}; }
-constexpr group_shape block(std::int64_t r, std::int64_t c) { return {r, c}; }
-
-// The number of groups down and across a rows x cols tensor: the shape of its scale (and zero-point)
-// buffer. A negative extent or group dimension gives {0, 0} (quantize reports it as a bad shape / group size).
-struct scale_extent {
-  std::int64_t rows = 0, cols = 0;
-};
-QNUM_HD constexpr scale_extent scale_shape(std::int64_t rows, std::int64_t cols, group_shape g) {
-  if (rows < 0 || cols < 0 || g.rows < 0 || g.cols < 0) return {};
-  const std::int64_t gr = g.rows == 0 ? (rows > 0 ? rows : 1) : g.rows;
-  const std::int64_t gc = g.cols == 0 ? (cols > 0 ? cols : 1) : g.cols;
-  return {(rows + gr - 1) / gr, (cols + gc - 1) / gc};
-}
 
 namespace detail {
 
@@ -113,18 +64,14 @@ status check_view(const matrix_view<T>& v) {
   if (std::is_same<std::remove_const_t<T>, float>::value && v.type != dtype::fp32) return status::bad_type;
   if (std::is_same<std::remove_const_t<T>, std::uint16_t>::value && (!is_tensor_dtype(v.type) || v.type == dtype::fp32))
     return status::bad_type;
-  if (v.rows < 0 || v.cols < 0) return status::bad_shape;
-  if (v.rows == 0 || v.cols == 0) return status::ok;
-  if (v.data == nullptr) return status::null_pointer;
-  if (v.row_stride < v.cols && v.rows > 1) return status::bad_stride;
-  return status::ok;
+  return check_extents(v);
 }
 
 inline status make_grid(std::int64_t rows, std::int64_t cols, group_shape g, grid& out) {
   if (g.rows < 0 || g.cols < 0) return status::bad_group;
   out.gr = g.rows == 0 ? (rows > 0 ? rows : 1) : g.rows;
   out.gc = g.cols == 0 ? (cols > 0 ? cols : 1) : g.cols;
-  const scale_extent e = scale_shape(rows, cols, g);
+  const extent e = scale_shape(rows, cols, g);
   out.nr = e.rows;
   out.nc = e.cols;
   return status::ok;

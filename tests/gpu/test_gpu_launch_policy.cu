@@ -76,7 +76,7 @@ TEST_CASE("group launchers reject bad arguments with the host API's status, with
         status::bad_shape);
   CHECK(qnum::gpu::launch_tensor_stats(qnum::view(d, 4, 64), nullptr) == status::null_pointer);
   CHECK(qnum::gpu::launch_w4a16_pack(p::ct_w4a16_sym, qnum::gpu::device_view(fake<__nv_bfloat16>(0x10000), 4, 64), 12,
-                                     fake<std::uint32_t>(0x30000), sv) == status::bad_group);
+                                     qnum::view(fake<std::uint32_t>(0x30000), 4, 8), sv) == status::bad_group);
 
   // fake quantize: output shape and alignment.
   CHECK(qnum::gpu::launch_fake_quantize(p::slime_int4_qat, good, g32, qnum::view(d, 4, 32)) == status::bad_shape);
@@ -102,12 +102,15 @@ TEST_CASE("group launchers reject bad arguments with the host API's status, with
   CHECK(qnum::gpu::launch_tensor_stats(good, nullptr) == status::null_pointer);
   CHECK(qnum::gpu::launch_tensor_stats(good, fake<std::uint32_t>(0x30002)) == status::misaligned);
 
-  // Fused W4A16: group a multiple of 8, the packed buffer.
-  CHECK(qnum::gpu::launch_w4a16_pack(p::ct_w4a16_sym, good, 12, fake<std::uint32_t>(0x30000), sv) == status::bad_group);
-  CHECK(qnum::gpu::launch_w4a16_pack(p::ct_w4a16_sym, good, 32, nullptr, sv) == status::null_pointer);
-  CHECK(qnum::gpu::launch_w4a16_pack(p::ct_w4a16_sym, good, 32, fake<std::uint32_t>(0x30002), sv) == status::misaligned);
-  CHECK(qnum::gpu::launch_w4a16_pack(p::ct_w4a16_sym, good, 32, fake<std::uint32_t>(0x30000), sv, {}, nullptr, 4) ==
+  // Fused W4A16: group a multiple of 8, the packed view [4, 8].
+  CHECK(qnum::gpu::launch_w4a16_pack(p::ct_w4a16_sym, good, 12, qnum::view(fake<std::uint32_t>(0x30000), 4, 8), sv) == status::bad_group);
+  CHECK(qnum::gpu::launch_w4a16_pack(p::ct_w4a16_sym, good, 32, qnum::view(static_cast<std::uint32_t*>(nullptr), 4, 8), sv) ==
+        status::null_pointer);
+  CHECK(qnum::gpu::launch_w4a16_pack(p::ct_w4a16_sym, good, 32, qnum::view(fake<std::uint32_t>(0x30002), 4, 8), sv) == status::misaligned);
+  CHECK(qnum::gpu::launch_w4a16_pack(p::ct_w4a16_sym, good, 32, qnum::view(fake<std::uint32_t>(0x30000), 4, 8, 4), sv) ==
         status::bad_stride);
+  CHECK(qnum::gpu::launch_w4a16_pack(p::ct_w4a16_sym, good, 32, qnum::view(fake<std::uint32_t>(0x30000), 4, 7), sv) == status::bad_shape);
+  CHECK(qnum::gpu::launch_w4a16_pack(p::ct_w4a16_sym, good, 32, qnum::view(fake<std::uint32_t>(0x30000), 3, 8), sv) == status::bad_shape);
 }
 
 TEST_CASE("training launchers reject bad arguments with the host functions' status, without a device") {
@@ -116,30 +119,54 @@ TEST_CASE("training launchers reject bad arguments with the host functions' stat
   auto* st = fake<qnum::dynamic_scale_state>(0x30000);
   void* scratch = fake<void>(0x40000);
   qnum::dynamic_scale_config cfg;
-  CHECK(qnum::gpu::launch_quantize_gradient_int8<float>(g, q, nullptr, 0, 0, nullptr, nullptr, cfg) == status::ok);
-  CHECK(qnum::gpu::launch_quantize_gradient_int8<float>(nullptr, q, nullptr, 64, 32, st, scratch, cfg) ==
+  using qnum::view;
+  const qnum::matrix_view<float> none{};  // no error feedback
+  const auto G = view(g, 64);
+  const auto Q = view(q, 64);
+  const auto S = view(st, 2);
+  const qnum::group_shape g32 = qnum::group_size(32);
+  CHECK(qnum::gpu::launch_quantize_gradient_int8(view(g, 0), g32, Q, none, view(st, 0), nullptr, cfg) == status::ok);
+  CHECK(qnum::gpu::launch_quantize_gradient_int8(view(static_cast<const float*>(nullptr), 64), g32, Q, none, S, scratch, cfg) ==
         status::null_pointer);
-  CHECK(qnum::gpu::launch_quantize_gradient_int8<float>(g, q, nullptr, 64, 32, st, nullptr, cfg) == status::null_pointer);
-  CHECK(qnum::gpu::launch_quantize_gradient_int8<float>(g, q, nullptr, 64, 24, st, scratch, cfg) == status::bad_group);
+  CHECK(qnum::gpu::launch_quantize_gradient_int8(G, g32, Q, none, S, nullptr, cfg) == status::null_pointer);
+  CHECK(qnum::gpu::launch_quantize_gradient_int8(G, qnum::group_size(24), Q, none, S, scratch, cfg) == status::bad_group);
+  CHECK(qnum::gpu::launch_quantize_gradient_int8(view(g, 2, 32), qnum::block(2, 32), view(q, 2, 32), none, view(st, 1, 1), scratch, cfg) ==
+        status::bad_group);
+  CHECK(qnum::gpu::launch_quantize_gradient_int8(G, g32, view(q, 2, 32), none, S, scratch, cfg) == status::bad_shape);
+  CHECK(qnum::gpu::launch_quantize_gradient_int8(G, g32, Q, none, view(st, 1), scratch, cfg) == status::bad_shape);
+  CHECK(qnum::gpu::launch_quantize_gradient_int8(G, g32, Q, view(fake<float>(0x50000), 32), S, scratch, cfg) == status::bad_shape);
+  CHECK(qnum::gpu::launch_quantize_gradient_int8(view(g, 2, 32, 48), g32, view(q, 2, 32), none, view(st, 2, 1), scratch, cfg) ==
+        status::bad_stride);
+  CHECK(qnum::gpu::launch_quantize_gradient_int8(G, g32, Q, view<qnum::fp16>(fake<std::uint16_t>(0x50000), 1, 64), S, scratch, cfg) ==
+        status::bad_type);
   qnum::dynamic_scale_config bad = cfg;
   bad.alpha = 2.0f;
-  CHECK(qnum::gpu::launch_quantize_gradient_int8<float>(g, q, nullptr, 64, 32, st, scratch, bad) == status::bad_config);
-  CHECK(qnum::gpu::launch_dequantize_gradient_int8(q, 64, 24, st, fake<void>(0x50000), qnum::dtype::fp32) ==
-        status::bad_group);
-  CHECK(qnum::gpu::launch_dequantize_gradient_int8(q, 64, 32, st, nullptr, qnum::dtype::fp32) == status::null_pointer);
-  CHECK(qnum::gpu::launch_dequantize_gradient_int8(q, 64, 32, st, fake<void>(0x50000), qnum::dtype::e8m0) == status::bad_type);
+  CHECK(qnum::gpu::launch_quantize_gradient_int8(G, g32, Q, none, S, scratch, bad) == status::bad_config);
+  const auto CQ = view(static_cast<const std::int8_t*>(q), 64);
+  const auto CS = view(static_cast<const qnum::dynamic_scale_state*>(st), 2);
+  CHECK(qnum::gpu::launch_dequantize_gradient_int8(CQ, qnum::group_size(24), CS, view(fake<float>(0x50000), 64)) == status::bad_group);
+  CHECK(qnum::gpu::launch_dequantize_gradient_int8(CQ, g32, CS, view(static_cast<float*>(nullptr), 64)) == status::null_pointer);
+  CHECK(qnum::gpu::launch_dequantize_gradient_int8(CQ, g32, CS, view(fake<float>(0x50000), 1, 64, -1, qnum::dtype::e8m0)) ==
+        status::bad_type);
+  CHECK(qnum::gpu::launch_dequantize_gradient_int8(CQ, g32, CS, view(fake<float>(0x50000), 1, 64, -1, qnum::dtype::bf16)) ==
+        status::bad_type);
+  CHECK(qnum::gpu::launch_dequantize_gradient_int8(CQ, g32, CS, view(fake<std::uint16_t>(0x50000), 1, 64, -1, qnum::dtype::fp32)) ==
+        status::bad_type);
+  CHECK(qnum::gpu::launch_dequantize_gradient_int8(CQ, g32, CS, view(fake<float>(0x50000), 2, 32)) == status::bad_shape);
 
   qnum::int8_adam_config c;
   const qnum::int8_adam_state ast{fake<std::int8_t>(0x20000), fake<std::uint8_t>(0x21000), fake<float>(0x22000),
                                   fake<float>(0x23000)};
   float* pp = fake<float>(0x60000);
-  CHECK(qnum::gpu::launch_int8_adam_step(pp, g, 64, ast, c, 0) == status::bad_config);  // step t starts at 1
+  CHECK(qnum::gpu::launch_int8_adam_step(view(pp, 64), G, ast, c, 0) == status::bad_config);  // step t starts at 1
   qnum::int8_adam_config cb = c;
   cb.block_size = 0;
-  CHECK(qnum::gpu::launch_int8_adam_step(pp, g, 64, ast, cb, 1) == status::bad_group);
+  CHECK(qnum::gpu::launch_int8_adam_step(view(pp, 64), G, ast, cb, 1) == status::bad_group);
   cb = c;
   cb.beta1 = 1.0f;
-  CHECK(qnum::gpu::launch_int8_adam_step(pp, g, 64, ast, cb, 1) == status::bad_config);
-  CHECK(qnum::gpu::launch_int8_adam_step(nullptr, g, 64, ast, c, 1) == status::null_pointer);
-  CHECK(qnum::gpu::launch_int8_adam_step(pp, g, 0, ast, c, 1) == status::ok);
+  CHECK(qnum::gpu::launch_int8_adam_step(view(pp, 64), G, ast, cb, 1) == status::bad_config);
+  CHECK(qnum::gpu::launch_int8_adam_step(view(static_cast<float*>(nullptr), 64), G, ast, c, 1) == status::null_pointer);
+  CHECK(qnum::gpu::launch_int8_adam_step(view(pp, 2, 32), G, ast, c, 1) == status::bad_shape);
+  CHECK(qnum::gpu::launch_int8_adam_step(view(pp, 2, 32, 40), view(g, 2, 32, 40), ast, c, 1) == status::bad_stride);
+  CHECK(qnum::gpu::launch_int8_adam_step(view(pp, 64), view(g, 0), ast, c, 1) == status::ok);
 }

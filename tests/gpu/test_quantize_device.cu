@@ -32,17 +32,16 @@ TEST_CASE("device fused W4A16 pack == host quantize + ct::pack_weight") {
     REQUIRE(qnum::quantize(s, hv, qnum::group_size(G), qnum::view(codes.data(), n, k), hsv,
                            asym ? qnum::view(hzeros.data(), n, shp.groups) : qnum::matrix_view<std::int32_t>{}) ==
             qnum::status::ok);
-    std::vector<std::int8_t> q(codes.size());
-    for (std::size_t i = 0; i < codes.size(); ++i) q[i] = static_cast<std::int8_t>(static_cast<std::int8_t>(codes[i] << 4) >> 4);
     std::vector<std::uint32_t> hpacked(static_cast<std::size_t>(shp.packed_rows * shp.packed_cols), 0);
-    REQUIRE(qnum::ct::pack_weight(q.data(), n, k, 4, hpacked.data()) == qnum::status::ok);
+    REQUIRE(qnum::ct::pack_weight(qnum::view(codes.data(), n, k), 4, qnum::view(hpacked.data(), shp.packed_rows, shp.packed_cols)) ==
+            qnum::status::ok);
 
     std::uint16_t* dw = to_device(hw);
     std::uint32_t* dpacked = to_device(std::vector<std::uint32_t>(hpacked.size(), 0xDEADBEEFu));
     std::uint8_t* dscales = to_device(std::vector<std::uint8_t>(hscales.size(), 0));
     std::int32_t* dzeros = to_device(std::vector<std::int32_t>(hzeros.size(), 0));
     REQUIRE(qnum::gpu::launch_w4a16_pack(s, qnum::view(static_cast<const std::uint16_t*>(dw), n, k, stride, qnum::dtype::bf16),
-                                          G, dpacked, qnum::scale_view{dscales, n, shp.groups, shp.groups, sb},
+                                          G, qnum::view(dpacked, shp.packed_rows, shp.packed_cols), qnum::scale_view{dscales, n, shp.groups, shp.groups, sb},
                                           asym ? qnum::view(dzeros, n, shp.groups) : qnum::matrix_view<std::int32_t>{}) ==
             qnum::status::ok);
     REQUIRE(cudaDeviceSynchronize() == cudaSuccess);

@@ -48,7 +48,7 @@ inline std::vector<std::uint8_t> work() {
   qnum::tensor_amax(in, amax);
   append(&amax, 4);
   std::vector<std::uint8_t> q4(static_cast<std::size_t>(qnum::gguf::row_bytes(qnum::gguf::type::q4_0, rows * cols)));
-  qnum::gguf::quantize(qnum::gguf::type::q4_0, x.data(), rows * cols, q4.data());
+  qnum::gguf::quantize(qnum::gguf::type::q4_0, qnum::view(x.data(), rows * cols), qnum::view(q4.data(), static_cast<std::int64_t>(q4.size())));
   append(q4.data(), q4.size());
   return out;
 }

@@ -308,7 +308,10 @@ void grad_case(std::size_t n, std::size_t gs, qnum::scale_timing timing, std::ui
   long bad = 0;
   for (int step = 0; step < 3; ++step) {
     const auto g = hard_data(1, static_cast<std::int64_t>(n), seed + static_cast<std::uint64_t>(step));
-    const qnum::status got = qnum::quantize_gradient_int8(g.data(), codes.data(), res.data(), n, call_gs, st.data(), cfg);
+    const std::int64_t n64 = static_cast<std::int64_t>(n);
+    const qnum::status got = qnum::quantize_gradient_int8(
+        qnum::view(g.data(), n64), call_gs == 0 ? qnum::per_tensor() : qnum::group_size(static_cast<std::int64_t>(call_gs)),
+        qnum::view(codes.data(), n64), qnum::view(res.data(), n64), qnum::view(st.data(), static_cast<std::int64_t>(groups)), cfg);
     // Reference: the documented per-group rule with the per-element function.
     const bool first = ref_st[0].steps == 0 || !(ref_st[0].scale > 0.0f);
     bool zeroed = false;
@@ -553,7 +556,7 @@ TEST_CASE("GGUF Q8_0/Q4_0/Q4_1 writers: lanes == block definitions, every target
         for (std::int64_t b0 = 0; b0 < nb; b0 += row) {
           const std::int64_t n = std::min(row, nb - b0);
           const bool over = std::count(block_overflow.begin() + b0, block_overflow.begin() + b0 + n, true) > 0;
-          CHECK(qnum::gguf::quantize(t, x.data() + b0 * 32, n * 32, got.data() + b0 * bb) ==
+          CHECK(qnum::gguf::quantize(t, qnum::view(x.data() + b0 * 32, n * 32), qnum::view(got.data() + b0 * bb, n * bb)) ==
                 (over ? qnum::status::scale_overflow : qnum::status::ok));
         }
         long bad = 0;
@@ -570,7 +573,7 @@ TEST_CASE("GGUF Q8_0/Q4_0/Q4_1 writers: lanes == block definitions, every target
             std::vector<float> y(x.begin(), x.begin() + row * 32);
             y[static_cast<std::size_t>(at)] = bad_x;
             std::vector<std::uint8_t> o(static_cast<std::size_t>(row * bb), 0xCD);
-            CHECK(qnum::gguf::quantize(t, y.data(), row * 32, o.data()) == qnum::status::non_finite);
+            CHECK(qnum::gguf::quantize(t, qnum::view(y.data(), row * 32), qnum::view(o.data(), row * bb)) == qnum::status::non_finite);
             CHECK(std::count(o.begin(), o.end(), 0xCD) == static_cast<std::ptrdiff_t>(o.size()));
           }
         }

@@ -1,5 +1,7 @@
 // tests/layout/test_pack_device.cu: the packing primitives, the GGUF block codecs and the W4A16
-// dequantize-from-packed primitive give the same words on the GPU as on the host.
+// dequantize-from-packed primitive give the same words on the GPU as on the host; the primitives applied
+// through matrix_view element access (strided rows) on the device give what the host functions over
+// views (pack_int32, gguf::quantize) write.
 #define QNUM_TEST_DEVICE_MAIN
 #include "hd_harness.cuh"
 
@@ -8,6 +10,7 @@
 #include "qnum/layout/gguf.hpp"
 #include "qnum/layout/pack.hpp"
 #include "qnum/random.hpp"
+#include "qnum/view.hpp"
 
 namespace {
 
@@ -71,10 +74,113 @@ struct w4a16_dequant {
   }
 };
 
+// Signed codes [2, 37] of width 1..8 (i selects width and seed) in rows of 40 (padding 100: out of range),
+// packed row by row through matrix_view element access and dense_or into words [2, ceil(37*bits/32)] in
+// rows one word longer; returns a hash of the words the view covers.
+struct view_rows {
+  static constexpr int rows = 2, cols = 37, cstride = 40, wstride = 11;  // 11 >= ceil(37*8/32) + 1
+  __host__ __device__ static int bits_of(std::uint64_t i) { return 1 + static_cast<int>(i % 8); }
+  __host__ __device__ static void codes(std::uint64_t i, std::int8_t (&buf)[rows * cstride]) {
+    const int bits = bits_of(i);
+    for (int k = 0; k < rows * cstride; ++k) buf[k] = 100;
+    for (int r = 0; r < rows; ++r)
+      for (int c = 0; c < cols; ++c) {
+        const std::uint32_t u = qnum::random_bits(7, i * 128 + static_cast<std::uint64_t>(r * cols + c)) & qnum::low_mask(bits);
+        buf[r * cstride + c] = static_cast<std::int8_t>(static_cast<std::int32_t>(u) - (1 << (bits - 1)));
+      }
+  }
+  __host__ __device__ static std::uint32_t hash(const qnum::matrix_view<std::uint32_t>& w) {
+    std::uint32_t h = 0;
+    for (std::int64_t r = 0; r < w.rows; ++r)
+      for (std::int64_t c = 0; c < w.cols; ++c) h = h * 0x9E3779B1u + w(r, c);
+    return h;
+  }
+  __host__ __device__ std::uint32_t operator()(std::uint64_t i) const {
+    std::int8_t buf[rows * cstride];
+    codes(i, buf);
+    const int bits = bits_of(i);
+    const qnum::matrix_view<const std::int8_t> q{buf, rows, cols, cstride};
+    std::uint32_t words[rows * wstride] = {};
+    const qnum::matrix_view<std::uint32_t> o{words, rows, qnum::packed_words(cols, bits), wstride};
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t c = 0; c < cols; ++c) qnum::dense_or(&o(r, 0), c, bits, qnum::to_offset_binary(q(r, c), bits));
+    return hash(o);
+  }
+};
+
+// GGUF rows [2, 64] (i selects Q4_0 / Q4_1 / Q8_0 and the seed) in rows of 70 floats (NaN padding),
+// quantized block by block through matrix_view element access into bytes [2, row_bytes] in rows two
+// bytes longer; returns a hash of the bytes the view covers.
+struct gguf_view_rows {
+  static constexpr int rows = 2, cols = 64, xstride = 70, bstride = 2 * 34 + 2;
+  __host__ __device__ static qnum::gguf::type type_of(std::uint64_t i) {
+    return i % 3 == 0 ? qnum::gguf::type::q4_0 : i % 3 == 1 ? qnum::gguf::type::q4_1 : qnum::gguf::type::q8_0;
+  }
+  __host__ __device__ static void values(std::uint64_t i, float (&x)[rows * xstride]) {
+    for (int k = 0; k < rows * xstride; ++k) x[k] = qnum::detail::bits_to_float(0x7FC01234u);
+    for (int r = 0; r < rows; ++r)
+      for (int c = 0; c < cols; ++c) {
+        const std::uint32_t b = qnum::random_bits(13, i * 128 + static_cast<std::uint64_t>(r * cols + c));
+        x[r * xstride + c] = static_cast<float>(static_cast<std::int32_t>(b >> 8) - (1 << 23)) / 8388608.0f;
+      }
+  }
+  __host__ __device__ static std::uint32_t hash(const qnum::matrix_view<std::uint8_t>& b) {
+    std::uint32_t h = 0;
+    for (std::int64_t r = 0; r < b.rows; ++r)
+      for (std::int64_t c = 0; c < b.cols; ++c) h = h * 31u + b(r, c);
+    return h;
+  }
+  __host__ __device__ std::uint32_t operator()(std::uint64_t i) const {
+    float buf[rows * xstride];
+    values(i, buf);
+    const qnum::gguf::type t = type_of(i);
+    const int bb = qnum::gguf::block_bytes(t);
+    const qnum::matrix_view<const float> x{buf, rows, cols, xstride};
+    std::uint8_t bytes[rows * bstride] = {};
+    const qnum::matrix_view<std::uint8_t> o{bytes, rows, qnum::gguf::row_bytes(t, cols), bstride};
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t b = 0; b < cols / qnum::gguf::block_size; ++b)
+        qnum::gguf::quantize_block(t, &x(r, b * qnum::gguf::block_size), &o(r, b * bb));
+    return hash(o);
+  }
+};
+
 }  // namespace
 
 TEST_CASE("pack primitives: host == device") { CHECK(qtest::host_device_mismatches("dense_pack", dense_pack{}, 1u << 18) == 0); }
 TEST_CASE("GGUF blocks: host == device") { CHECK(qtest::host_device_mismatches("gguf", gguf_blocks{}, 1u << 16) == 0); }
 TEST_CASE("W4A16 dequantize from packed: host == device") {
   CHECK(qtest::host_device_mismatches("w4a16", w4a16_dequant{}, 1u << 20) == 0);
+}
+
+TEST_CASE("matrix_view rows on the device == host pack_int32 / gguf::quantize over the same strided views") {
+  // The host functions over views write what the functors compute through view element access ...
+  long bad = 0;
+  for (std::uint64_t i = 0; i < 4096; ++i) {
+    std::int8_t buf[view_rows::rows * view_rows::cstride];
+    view_rows::codes(i, buf);
+    const int bits = view_rows::bits_of(i);
+    std::uint32_t words[view_rows::rows * view_rows::wstride] = {};
+    const auto o = qnum::view(words, view_rows::rows, qnum::packed_words(view_rows::cols, bits), view_rows::wstride);
+    const qnum::status st =
+        qnum::pack_int32(qnum::view(static_cast<const std::int8_t*>(buf), view_rows::rows, view_rows::cols, view_rows::cstride), bits,
+                         qnum::packed_dim::cols, o);
+    bad += st != qnum::status::ok || view_rows::hash(o) != view_rows{}(i);
+  }
+  CHECK(bad == 0);
+  bad = 0;
+  for (std::uint64_t i = 0; i < 3072; ++i) {
+    float x[gguf_view_rows::rows * gguf_view_rows::xstride];
+    gguf_view_rows::values(i, x);
+    const qnum::gguf::type t = gguf_view_rows::type_of(i);
+    std::uint8_t bytes[gguf_view_rows::rows * gguf_view_rows::bstride] = {};
+    const auto o = qnum::view(bytes, gguf_view_rows::rows, qnum::gguf::row_bytes(t, gguf_view_rows::cols), gguf_view_rows::bstride);
+    const qnum::status st = qnum::gguf::quantize(
+        t, qnum::view(static_cast<const float*>(x), gguf_view_rows::rows, gguf_view_rows::cols, gguf_view_rows::xstride), o);
+    bad += st != qnum::status::ok || gguf_view_rows::hash(o) != gguf_view_rows{}(i);
+  }
+  CHECK(bad == 0);
+  // ... and the device computes the same.
+  CHECK(qtest::host_device_mismatches("view_rows", view_rows{}, 1u << 16) == 0);
+  CHECK(qtest::host_device_mismatches("gguf_view_rows", gguf_view_rows{}, 3u << 14) == 0);
 }

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -33,9 +34,11 @@ struct run {
   std::vector<std::int8_t> q;
   std::vector<float> r;
   explicit run(std::size_t n, std::size_t groups = 1) : st(groups), q(n), r(n, 0.0f) {}
-  qnum::status step(const std::vector<float>& g, bool feedback = true, std::size_t gs = 0) {
-    return qnum::quantize_gradient_int8(g.data(), q.data(), feedback ? r.data() : static_cast<float*>(nullptr),
-                                        g.size(), gs, st.data(), cfg);
+  qnum::status step(const std::vector<float>& g, bool feedback = true, std::int64_t gs = 0) {
+    const std::int64_t n = static_cast<std::int64_t>(g.size());
+    return qnum::quantize_gradient_int8(qnum::view(g.data(), n), gs == 0 ? qnum::per_tensor() : qnum::group_size(gs),
+                                        qnum::view(q.data(), n), feedback ? qnum::view(r.data(), n) : qnum::matrix_view<float>{},
+                                        qnum::view(st.data(), static_cast<std::int64_t>(st.size())), cfg);
   }
 };
 
@@ -119,11 +122,11 @@ TEST_CASE("dequantization to fp32, bf16, fp16 is fl(q * fl(s / 127)), then RNE")
   const float dq = 3.0f / 127.0f;
   std::vector<float> f(3);
   std::vector<std::uint16_t> b(3), h(3);
-  CHECK(qnum::dequantize_gradient_int8(R.q.data(), 3, 0, R.st.data(), f.data(), qnum::dtype::fp32) ==
-        qnum::status::ok);
-  CHECK(qnum::dequantize_gradient_int8(R.q.data(), 3, 0, R.st.data(), b.data(), qnum::dtype::bf16) ==
-        qnum::status::ok);
-  CHECK(qnum::dequantize_gradient_int8(R.q.data(), 3, 0, R.st.data(), h.data(), qnum::dtype::fp16) ==
+  const auto q = qnum::view(R.q.data(), 3);
+  const auto st = qnum::view(R.st.data(), 1);
+  CHECK(qnum::dequantize_gradient_int8(q, qnum::per_tensor(), st, qnum::view(f.data(), 3)) == qnum::status::ok);
+  CHECK(qnum::dequantize_gradient_int8(q, qnum::per_tensor(), st, qnum::view(b.data(), 3)) == qnum::status::ok);
+  CHECK(qnum::dequantize_gradient_int8(q, qnum::per_tensor(), st, qnum::view<qnum::fp16>(h.data(), 1, 3)) ==
         qnum::status::ok);
   for (int i = 0; i < 3; ++i) {
     volatile float v = static_cast<float>(R.q[i]) * dq;
@@ -132,35 +135,35 @@ TEST_CASE("dequantization to fp32, bf16, fp16 is fl(q * fl(s / 127)), then RNE")
     CHECK(h[i] == qnum::to_fp16(v));
   }
   CHECK(f[0] == 3.0f * 127.0f / 127.0f);
-  CHECK(qnum::dequantize_gradient_int8(nullptr, 3, 0, R.st.data(), f.data(), qnum::dtype::fp32) ==
-        qnum::status::null_pointer);
-  CHECK(qnum::dequantize_gradient_int8(R.q.data(), 3, 2, R.st.data(), f.data(), qnum::dtype::fp32) ==
-        qnum::status::bad_group);
+  CHECK(qnum::dequantize_gradient_int8(qnum::view(static_cast<const std::int8_t*>(nullptr), 3), qnum::per_tensor(), st,
+                                       qnum::view(f.data(), 3)) == qnum::status::null_pointer);
+  CHECK(qnum::dequantize_gradient_int8(q, qnum::group_size(2), st, qnum::view(f.data(), 3)) == qnum::status::bad_group);
   for (qnum::dtype t : {qnum::dtype::e8m0, qnum::dtype::ue4m3})  // outputs are fp32, bf16 or fp16
-    CHECK(qnum::dequantize_gradient_int8(R.q.data(), 3, 0, R.st.data(), f.data(), t) == qnum::status::bad_type);
+    CHECK(qnum::dequantize_gradient_int8(q, qnum::per_tensor(), st, qnum::view(f.data(), 1, 3, -1, t)) ==
+          qnum::status::bad_type);
 }
 
 TEST_CASE("bad input gives a status, never a crash") {
   run R(4);
   std::vector<float> g(4, 1.0f);
-  CHECK(qnum::quantize_gradient_int8(static_cast<const float*>(nullptr), R.q.data(), R.r.data(), 4, 0, R.st.data(),
-                                     R.cfg) == qnum::status::null_pointer);
-  CHECK(qnum::quantize_gradient_int8(g.data(), R.q.data(), R.r.data(), 4, 3, R.st.data(), R.cfg) ==
+  const auto q = qnum::view(R.q.data(), 4);
+  const auto r = qnum::view(R.r.data(), 4);
+  const auto st = qnum::view(R.st.data(), 1);
+  const qnum::group_shape all = qnum::per_tensor();
+  CHECK(qnum::quantize_gradient_int8(qnum::view(static_cast<const float*>(nullptr), 4), all, q, r, st, R.cfg) ==
+        qnum::status::null_pointer);
+  CHECK(qnum::quantize_gradient_int8(qnum::view(g.data(), 4), qnum::group_size(3), q, r, st, R.cfg) ==
         qnum::status::bad_group);
-  CHECK(qnum::quantize_gradient_int8(g.data(), R.q.data(), R.r.data(), 0, 0, R.st.data(), R.cfg) ==
-        qnum::status::ok);
+  CHECK(qnum::quantize_gradient_int8(qnum::view(g.data(), 0), all, q, r, st, R.cfg) == qnum::status::ok);
   qnum::dynamic_scale_config bad;
   bad.alpha = 1.5f;
-  CHECK(qnum::quantize_gradient_int8(g.data(), R.q.data(), R.r.data(), 4, 0, R.st.data(), bad) ==
-        qnum::status::bad_config);
+  CHECK(qnum::quantize_gradient_int8(qnum::view(g.data(), 4), all, q, r, st, bad) == qnum::status::bad_config);
   bad = {};
   bad.scale_clip = 0.5f;
-  CHECK(qnum::quantize_gradient_int8(g.data(), R.q.data(), R.r.data(), 4, 0, R.st.data(), bad) ==
-        qnum::status::bad_config);
+  CHECK(qnum::quantize_gradient_int8(qnum::view(g.data(), 4), all, q, r, st, bad) == qnum::status::bad_config);
   bad = {};
   bad.scale_floor = std::nanf("");
-  CHECK(qnum::quantize_gradient_int8(g.data(), R.q.data(), R.r.data(), 4, 0, R.st.data(), bad) ==
-        qnum::status::bad_config);
+  CHECK(qnum::quantize_gradient_int8(qnum::view(g.data(), 4), all, q, r, st, bad) == qnum::status::bad_config);
   CHECK(R.st[0].steps == 0);
 }
 
@@ -194,10 +197,13 @@ TEST_CASE("error feedback: saturation is carried, and sum of dequant + residual 
           g[i] = nd(rng) * mag * (i < 256 ? 1.0f : 1e-3f);
           gin[i] = g[i] + (bf16_residual ? qnum::from_bf16(r16[i]) : r32[i]);
         }
-        const auto status = bf16_residual ? qnum::quantize_gradient_int8(g.data(), q.data(), r16.data(), n, 128,
-                                                                         st.data(), cfg)
-                                          : qnum::quantize_gradient_int8(g.data(), q.data(), r32.data(), n, 128,
-                                                                         st.data(), cfg);
+        const std::int64_t nn = static_cast<std::int64_t>(n);
+        const auto status =
+            bf16_residual
+                ? qnum::quantize_gradient_int8(qnum::view(g.data(), nn), qnum::group_size(128), qnum::view(q.data(), nn),
+                                               qnum::view(r16.data(), nn), qnum::view(st.data(), 4), cfg)
+                : qnum::quantize_gradient_int8(qnum::view(g.data(), nn), qnum::group_size(128), qnum::view(q.data(), nn),
+                                               qnum::view(r32.data(), nn), qnum::view(st.data(), 4), cfg);
         REQUIRE(status == qnum::status::ok);
         for (std::size_t i = 0; i < n; ++i) {
           const float dq = qnum::int8_multipliers_for(st[i / 128].scale).dq;
@@ -301,4 +307,192 @@ TEST_CASE("per-group scales are independent") {
   CHECK(R.st[0].scale == 1.0f);
   CHECK(R.st[1].scale == 8.0f);
   CHECK(R.q == std::vector<std::int8_t>{127, 127, 127, 127, 127, 127, 127, 127});
+}
+
+namespace {
+
+// A [rows, cols] run and the same data as a 1 x n run: views of the same shapes as the caller's tensors.
+template <class Residual>
+struct run2d {
+  std::vector<qnum::dynamic_scale_state> st;
+  std::vector<std::int8_t> q;
+  std::vector<Residual> r;
+  run2d(std::size_t n, std::size_t groups) : st(groups), q(n, 0), r(n, Residual{0}) {}
+};
+
+bool same_bytes(const void* a, const void* b, std::size_t n) { return std::memcmp(a, b, n) == 0; }
+
+}  // namespace
+
+TEST_CASE("a [rows, cols] gradient is its n = rows * cols elements flat: bit-identical to the 1 x n view") {
+  const std::int64_t rows = 6, cols = 32, n = rows * cols;
+  struct shape_case {
+    qnum::group_shape g2;  // groups of the 2-D tensor
+    qnum::group_shape g1;  // the same groups of the 1 x n tensor
+    std::int64_t sr, sc;   // states shape of the 2-D tensor
+  };
+  const shape_case cases[] = {{qnum::group_size(8), qnum::group_size(8), rows, 4},
+                              {qnum::per_row(), qnum::group_size(cols), rows, 1},
+                              {qnum::group_size(cols), qnum::group_size(cols), rows, 1},
+                              {qnum::per_tensor(), qnum::per_tensor(), 1, 1}};
+  for (const shape_case& sc : cases) {
+    for (int variant = 0; variant < 4; ++variant) {
+      qnum::dynamic_scale_config cfg;
+      cfg.round = (variant & 1) ? qnum::stochastic_seed(17) : qnum::nearest_even();
+      cfg.on_nonfinite = (variant & 2) ? qnum::nonfinite_policy::zero_elements : qnum::nonfinite_policy::skip_step;
+      const std::size_t groups = static_cast<std::size_t>(sc.sr * sc.sc);
+      REQUIRE(qnum::scale_shape(rows, cols, sc.g2).rows == sc.sr);
+      REQUIRE(qnum::scale_shape(rows, cols, sc.g2).cols == sc.sc);
+      run2d<float> a(n, groups), b(n, groups);
+      run2d<std::uint16_t> c(n, groups), d(n, groups);
+      std::mt19937 rng(11);
+      std::normal_distribution<float> nd(0.0f, 1.0f);
+      for (int t = 0; t < 6; ++t) {
+        std::vector<float> g(static_cast<std::size_t>(n));
+        for (auto& x : g) x = nd(rng) * (t == 3 ? 50.0f : 1.0f);
+        if (t == 4) g[37] = NAN;
+        const auto s2 = qnum::quantize_gradient_int8(qnum::view(g.data(), rows, cols), sc.g2, qnum::view(a.q.data(), rows, cols),
+                                                     qnum::view(a.r.data(), rows, cols), qnum::view(a.st.data(), sc.sr, sc.sc), cfg);
+        const auto s1 = qnum::quantize_gradient_int8(qnum::view(g.data(), n), sc.g1, qnum::view(b.q.data(), n), qnum::view(b.r.data(), n),
+                                                     qnum::view(b.st.data(), static_cast<std::int64_t>(groups)), cfg);
+        const auto s2h = qnum::quantize_gradient_int8(qnum::view(g.data(), rows, cols), sc.g2, qnum::view(c.q.data(), rows, cols),
+                                                      qnum::view(c.r.data(), rows, cols), qnum::view(c.st.data(), sc.sr, sc.sc), cfg);
+        const auto s1h = qnum::quantize_gradient_int8(qnum::view(g.data(), n), sc.g1, qnum::view(d.q.data(), n), qnum::view(d.r.data(), n),
+                                                      qnum::view(d.st.data(), static_cast<std::int64_t>(groups)), cfg);
+        CHECK(s2 == s1);
+        CHECK(s2h == s1h);
+        CHECK(s1 == (t != 4 ? qnum::status::ok
+                            : ((variant & 2) ? qnum::status::ok_zeroed_nonfinite : qnum::status::skipped_nonfinite)));
+        CHECK(a.q == b.q);
+        CHECK(same_bytes(a.r.data(), b.r.data(), a.r.size() * sizeof(float)));
+        CHECK(same_bytes(a.st.data(), b.st.data(), groups * sizeof(qnum::dynamic_scale_state)));
+        CHECK(c.q == d.q);
+        CHECK(c.r == d.r);
+        CHECK(same_bytes(c.st.data(), d.st.data(), groups * sizeof(qnum::dynamic_scale_state)));
+        // dequantization: 2-D == flat
+        std::vector<float> o2(static_cast<std::size_t>(n)), o1(static_cast<std::size_t>(n));
+        std::vector<std::uint16_t> h2(static_cast<std::size_t>(n)), h1(static_cast<std::size_t>(n));
+        REQUIRE(qnum::dequantize_gradient_int8(qnum::view(a.q.data(), rows, cols), sc.g2, qnum::view(a.st.data(), sc.sr, sc.sc),
+                                               qnum::view(o2.data(), rows, cols)) == qnum::status::ok);
+        REQUIRE(qnum::dequantize_gradient_int8(qnum::view(b.q.data(), n), sc.g1, qnum::view(b.st.data(), static_cast<std::int64_t>(groups)),
+                                               qnum::view(o1.data(), n)) == qnum::status::ok);
+        REQUIRE(qnum::dequantize_gradient_int8(qnum::view(a.q.data(), rows, cols), sc.g2, qnum::view(a.st.data(), sc.sr, sc.sc),
+                                               qnum::view<qnum::fp16>(h2.data(), rows, cols)) == qnum::status::ok);
+        REQUIRE(qnum::dequantize_gradient_int8(qnum::view(b.q.data(), n), sc.g1, qnum::view(b.st.data(), static_cast<std::int64_t>(groups)),
+                                               qnum::view<qnum::fp16>(h1.data(), 1, n)) == qnum::status::ok);
+        CHECK(same_bytes(o2.data(), o1.data(), o1.size() * sizeof(float)));
+        CHECK(h2 == h1);
+      }
+      CHECK(a.st[0].steps == ((variant & 2) ? 6u : 5u));
+    }
+  }
+}
+
+TEST_CASE("view checks of quantize_gradient_int8: bad_stride, bad_shape, bad_group, bad_type; nothing written") {
+  const qnum::dynamic_scale_config cfg;
+  std::vector<float> g(32, 1.0f), r(32, 0.25f);
+  std::vector<std::int8_t> q(32, 5);
+  std::vector<std::uint16_t> r16(32, 0);
+  std::vector<qnum::dynamic_scale_state> st(8);
+  const auto G = qnum::view(g.data(), 2, 8);                     // [2, 8]
+  const auto Q = qnum::view(q.data(), 2, 8);
+  const auto R = qnum::view(r.data(), 2, 8);
+  const auto S = qnum::view(st.data(), 2, 2);                    // group_size(4): scale_shape = [2, 2]
+  const qnum::group_shape g4 = qnum::group_size(4);
+  using qnum::status;
+  const auto quant = [&](auto gv, qnum::group_shape gr, auto qv, auto rv, auto sv) {
+    return qnum::quantize_gradient_int8(gv, gr, qv, rv, sv, cfg);
+  };
+  // bad_stride: a view with a gap between its rows (row_stride 16 > cols 8), for each of the four views
+  CHECK(quant(qnum::view(g.data(), 2, 8, 16), g4, Q, R, S) == status::bad_stride);
+  CHECK(quant(G, g4, qnum::view(q.data(), 2, 8, 16), R, S) == status::bad_stride);
+  CHECK(quant(G, g4, Q, qnum::view(r.data(), 2, 8, 16), S) == status::bad_stride);
+  CHECK(quant(G, g4, Q, R, qnum::view(st.data(), 2, 2, 4)) == status::bad_stride);
+  CHECK(quant(qnum::view(g.data(), 2, 8, 4), g4, Q, R, S) == status::bad_stride);  // overlapping rows
+  // one row: its stride does not matter
+  CHECK(quant(qnum::view(g.data(), 1, 8, 3), g4, qnum::view(q.data(), 1, 8), qnum::view(r.data(), 1, 8),
+              qnum::view(st.data(), 1, 2)) == status::ok);
+  // bad_shape: codes, residual or states not of the shape the gradient fixes
+  CHECK(quant(G, g4, qnum::view(q.data(), 1, 16), R, S) == status::bad_shape);
+  CHECK(quant(G, g4, qnum::view(q.data(), 2, 4), R, S) == status::bad_shape);
+  CHECK(quant(G, g4, Q, qnum::view(r.data(), 16), S) == status::bad_shape);
+  CHECK(quant(G, g4, Q, qnum::view(r.data(), 0), S) == status::bad_shape);  // given (data set), but 1 x 0
+  CHECK(quant(G, g4, Q, R, qnum::view(st.data(), 4)) == status::bad_shape);
+  CHECK(quant(G, g4, Q, R, qnum::view(st.data(), 1, 1)) == status::bad_shape);
+  CHECK(quant(G, qnum::per_tensor(), Q, R, qnum::view(st.data(), 2, 2)) == status::bad_shape);
+  CHECK(quant(G, qnum::per_row(), Q, R, qnum::view(st.data(), 1, 2)) == status::bad_shape);
+  CHECK(quant(qnum::view(g.data(), -1, 8), g4, Q, R, S) == status::bad_shape);
+  // bad_group: G not dividing cols (even where it divides n), blocks of more than one row, negative sizes
+  CHECK(quant(G, qnum::group_size(16), Q, R, S) == status::bad_group);
+  CHECK(quant(qnum::view(g.data(), 3, 4), qnum::group_size(6), qnum::view(q.data(), 3, 4), qnum::view(r.data(), 3, 4),
+              qnum::view(st.data(), 2)) == status::bad_group);
+  CHECK(quant(G, qnum::group_size(3), Q, R, S) == status::bad_group);
+  CHECK(quant(G, qnum::block(2, 4), Q, R, S) == status::bad_group);
+  CHECK(quant(G, qnum::block(0, 4), Q, R, S) == status::bad_group);
+  CHECK(quant(G, qnum::block(2, 0), Q, R, S) == status::bad_group);
+  CHECK(quant(G, qnum::group_size(-4), Q, R, S) == status::bad_group);
+  // bad_type: a bf16 residual view must say bf16
+  CHECK(quant(G, g4, Q, qnum::view<qnum::fp16>(r16.data(), 2, 8), S) == status::bad_type);
+  CHECK(quant(G, g4, Q, qnum::view(r16.data(), 2, 8, -1, qnum::dtype::fp32), S) == status::bad_type);
+  // null_pointer: a required view, or a given residual, without data
+  CHECK(quant(G, g4, qnum::view(static_cast<std::int8_t*>(nullptr), 2, 8), R, S) == status::null_pointer);
+  CHECK(quant(G, g4, Q, qnum::view(static_cast<float*>(nullptr), 2, 8), S) == status::null_pointer);
+  CHECK(quant(G, g4, Q, R, qnum::view(static_cast<qnum::dynamic_scale_state*>(nullptr), 2, 2)) == status::null_pointer);
+  // nothing was written by any of the calls above except the one-row ok call (codes of row 0, states 0..1)
+  const std::vector<std::int8_t> q_after_ok(q.begin(), q.begin() + 8);
+  for (std::size_t i = 8; i < 32; ++i) CHECK(q[i] == 5);
+  for (std::size_t i = 8; i < 32; ++i) CHECK(r[i] == 0.25f);
+  for (std::size_t k = 2; k < 8; ++k) CHECK(st[k].steps == 0);
+  // empty tensors are ok and touch nothing, whatever the other views
+  CHECK(quant(qnum::view(g.data(), 0, 8), g4, Q, R, S) == status::ok);
+  CHECK(quant(qnum::view(static_cast<const float*>(nullptr), 2, 0), qnum::block(2, 4), Q, R, S) == status::ok);
+  CHECK(std::vector<std::int8_t>(q.begin(), q.begin() + 8) == q_after_ok);
+  // the good call, 2-D: an empty residual view (also a default bf16 one) is no error feedback
+  CHECK(quant(G, g4, Q, qnum::matrix_view<std::uint16_t>{}, S) == status::ok);
+  CHECK(r16 == std::vector<std::uint16_t>(32, 0));
+  CHECK(quant(G, g4, Q, qnum::view(r16.data(), 2, 8), S) == status::ok);
+  CHECK(quant(G, qnum::per_row(), Q, R, qnum::view(st.data(), 2, 1)) == status::ok);
+  CHECK(quant(G, qnum::per_tensor(), Q, R, qnum::view(st.data(), 1, 1)) == status::ok);
+}
+
+TEST_CASE("view checks of dequantize_gradient_int8: out types, shapes, strides, groups") {
+  std::vector<std::int8_t> q(16, 3);
+  std::vector<qnum::dynamic_scale_state> st(4);
+  for (auto& s : st) s.scale = 1.0f;
+  std::vector<float> f(32, -1.0f);
+  std::vector<std::uint16_t> h(32, 7);
+  const auto Q = qnum::view(static_cast<const std::int8_t*>(q.data()), 2, 8);
+  const auto S = qnum::view(static_cast<const qnum::dynamic_scale_state*>(st.data()), 2, 2);
+  const qnum::group_shape g4 = qnum::group_size(4);
+  using qnum::status;
+  using qnum::dtype;
+  // out type: float needs fp32; std::uint16_t needs bf16 or fp16
+  for (dtype t : {dtype::bf16, dtype::fp16, dtype::e8m0, dtype::ue4m3})
+    CHECK(qnum::dequantize_gradient_int8(Q, g4, S, qnum::view(f.data(), 2, 8, -1, t)) == status::bad_type);
+  for (dtype t : {dtype::fp32, dtype::e8m0, dtype::ue4m3})
+    CHECK(qnum::dequantize_gradient_int8(Q, g4, S, qnum::view(h.data(), 2, 8, -1, t)) == status::bad_type);
+  CHECK(f == std::vector<float>(32, -1.0f));
+  CHECK(h == std::vector<std::uint16_t>(32, 7));
+  // shapes, strides, groups
+  CHECK(qnum::dequantize_gradient_int8(Q, g4, S, qnum::view(f.data(), 16)) == status::bad_shape);
+  CHECK(qnum::dequantize_gradient_int8(Q, g4, qnum::view(static_cast<const qnum::dynamic_scale_state*>(st.data()), 4),
+                                       qnum::view(f.data(), 2, 8)) == status::bad_shape);
+  CHECK(qnum::dequantize_gradient_int8(Q, g4, S, qnum::view(f.data(), 2, 8, 16)) == status::bad_stride);
+  CHECK(qnum::dequantize_gradient_int8(qnum::view(static_cast<const std::int8_t*>(q.data()), 2, 4, 8), g4,
+                                       qnum::view(static_cast<const qnum::dynamic_scale_state*>(st.data()), 2, 1),
+                                       qnum::view(f.data(), 2, 4)) == status::bad_stride);
+  CHECK(qnum::dequantize_gradient_int8(Q, qnum::block(2, 4), S, qnum::view(f.data(), 2, 8)) == status::bad_group);
+  CHECK(qnum::dequantize_gradient_int8(Q, qnum::group_size(3), S, qnum::view(f.data(), 2, 8)) == status::bad_group);
+  CHECK(qnum::dequantize_gradient_int8(Q, g4, S, qnum::view(static_cast<float*>(nullptr), 2, 8)) == status::null_pointer);
+  CHECK(f == std::vector<float>(32, -1.0f));
+  // the good calls: fp32, bf16, fp16
+  const float v = qnum::int8_dequant(3, qnum::int8_multipliers_for(1.0f).dq);
+  CHECK(qnum::dequantize_gradient_int8(Q, g4, S, qnum::view(f.data(), 2, 8)) == status::ok);
+  CHECK(qnum::dequantize_gradient_int8(Q, g4, S, qnum::view(h.data(), 2, 8)) == status::ok);
+  for (std::size_t i = 0; i < 16; ++i) CHECK(f[i] == v);
+  for (std::size_t i = 0; i < 16; ++i) CHECK(h[i] == qnum::to_bf16(v));
+  CHECK(f[16] == -1.0f);
+  CHECK(qnum::dequantize_gradient_int8(Q, g4, S, qnum::view<qnum::fp16>(h.data(), 2, 8)) == status::ok);
+  for (std::size_t i = 0; i < 16; ++i) CHECK(h[i] == qnum::to_fp16(v));
+  CHECK(h[16] == 7);
 }

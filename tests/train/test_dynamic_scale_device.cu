@@ -66,49 +66,59 @@ bool same_states(const std::vector<qnum::dynamic_scale_state>& a, const std::vec
   return true;
 }
 
+// Steps over a [rows, cols] gradient with groups of gs elements along the rows (0: one group for the tensor).
 template <class Residual>
-void run_steps(const qnum::dynamic_scale_config& cfg, std::size_t n, std::size_t gs) {
-  const std::size_t groups = gs == 0 ? 1 : n / gs;
-  std::vector<qnum::dynamic_scale_state> st_h(groups);
+void run_steps(const qnum::dynamic_scale_config& cfg, std::int64_t rows, std::int64_t cols, std::int64_t gs) {
+  const std::size_t n = static_cast<std::size_t>(rows * cols);
+  const qnum::group_shape groups = gs == 0 ? qnum::per_tensor() : qnum::group_size(gs);
+  const qnum::extent se = qnum::scale_shape(rows, cols, groups);
+  const std::size_t n_groups = static_cast<std::size_t>(se.rows * se.cols);
+  std::vector<qnum::dynamic_scale_state> st_h(n_groups);
   std::vector<std::int8_t> q_h(n);
   std::vector<Residual> r_h(n, Residual{0});
   auto* st_d = qtest::to_device(st_h);
   auto* q_d = qtest::to_device(q_h);
   auto* r_d = qtest::to_device(r_h);
   void* scratch = nullptr;
-  REQUIRE(cudaMalloc(&scratch, qnum::gpu::dynamic_scale_scratch_bytes(groups)) == cudaSuccess);
+  REQUIRE(cudaMalloc(&scratch, qnum::gpu::dynamic_scale_scratch_bytes(n_groups)) == cudaSuccess);
   float* g_d = nullptr;
   REQUIRE(cudaMalloc(&g_d, n * sizeof(float)) == cudaSuccess);
+  using qnum::view;
   for (int t = 0; t < 12; ++t) {
     std::vector<float> g(n);
     const float mag = t == 4 ? 500.0f : (t == 7 ? 0.0f : 1.0f);  // a spike and a zero gradient
     for (std::size_t i = 0; i < n; ++i) g[i] = rnd_float(100 + t, i, mag) * ((i / 1000) % 2 ? 1e-3f : 1.0f);
     if (t == 9) g[n / 3] = NAN;  // a non-finite step
     REQUIRE(cudaMemcpy(g_d, g.data(), n * sizeof(float), cudaMemcpyHostToDevice) == cudaSuccess);
-    const qnum::status sh = qnum::quantize_gradient_int8(g.data(), q_h.data(), r_h.data(), n, gs, st_h.data(), cfg);
-    REQUIRE(qnum::gpu::launch_quantize_gradient_int8(g_d, q_d, r_d, n, gs, st_d, scratch, cfg) == qnum::status::ok);
+    const qnum::status sh = qnum::quantize_gradient_int8(view(g.data(), rows, cols), groups, view(q_h.data(), rows, cols),
+                                                         view(r_h.data(), rows, cols), view(st_h.data(), se.rows, se.cols), cfg);
+    REQUIRE(qnum::gpu::launch_quantize_gradient_int8(view(static_cast<const float*>(g_d), rows, cols), groups, view(q_d, rows, cols),
+                                                     view(r_d, rows, cols), view(st_d, se.rows, se.cols), scratch, cfg) ==
+            qnum::status::ok);
     qnum::gpu::dynamic_scale_scratch_header hdr;
     REQUIRE(cudaMemcpy(&hdr, scratch, sizeof hdr, cudaMemcpyDeviceToHost) == cudaSuccess);
     CHECK(qnum::gpu::dynamic_scale_status(hdr) == sh);
     CHECK(qtest::from_device(q_d, n) == q_h);
     const auto r_dev = qtest::from_device(r_d, n);
     CHECK(std::memcmp(r_dev.data(), r_h.data(), n * sizeof(Residual)) == 0);
-    CHECK(same_states(qtest::from_device(st_d, groups), st_h));
+    CHECK(same_states(qtest::from_device(st_d, n_groups), st_h));
     // dequantization
+    const auto qc_h = view(static_cast<const std::int8_t*>(q_h.data()), rows, cols);
+    const auto qc_d = view(static_cast<const std::int8_t*>(q_d), rows, cols);
+    const auto sc_h = view(static_cast<const qnum::dynamic_scale_state*>(st_h.data()), se.rows, se.cols);
+    const auto sc_d = view(static_cast<const qnum::dynamic_scale_state*>(st_d), se.rows, se.cols);
     std::vector<std::uint16_t> out_h(n);
     std::uint16_t* out_d = nullptr;
     REQUIRE(cudaMalloc(&out_d, n * 2) == cudaSuccess);
-    qnum::dequantize_gradient_int8(q_h.data(), n, gs, st_h.data(), out_h.data(), qnum::dtype::bf16);
-    REQUIRE(qnum::gpu::launch_dequantize_gradient_int8(q_d, n, gs, st_d, out_d, qnum::dtype::bf16) ==
-            qnum::status::ok);
+    qnum::dequantize_gradient_int8(qc_h, groups, sc_h, view(out_h.data(), rows, cols));
+    REQUIRE(qnum::gpu::launch_dequantize_gradient_int8(qc_d, groups, sc_d, view(out_d, rows, cols)) == qnum::status::ok);
     CHECK(qtest::from_device(out_d, n) == out_h);
     cudaFree(out_d);
     std::vector<float> out32_h(n);
     float* out32_d = nullptr;
     REQUIRE(cudaMalloc(&out32_d, n * 4) == cudaSuccess);
-    qnum::dequantize_gradient_int8(q_h.data(), n, gs, st_h.data(), out32_h.data(), qnum::dtype::fp32);
-    REQUIRE(qnum::gpu::launch_dequantize_gradient_int8(q_d, n, gs, st_d, out32_d, qnum::dtype::fp32) ==
-            qnum::status::ok);
+    qnum::dequantize_gradient_int8(qc_h, groups, sc_h, view(out32_h.data(), rows, cols));
+    REQUIRE(qnum::gpu::launch_dequantize_gradient_int8(qc_d, groups, sc_d, view(out32_d, rows, cols)) == qnum::status::ok);
     CHECK(std::memcmp(qtest::from_device(out32_d, n).data(), out32_h.data(), n * 4) == 0);
     cudaFree(out32_d);
   }
@@ -126,17 +136,19 @@ TEST_CASE("element functions: host == device") {
 }
 
 TEST_CASE("fused INT8 gradient pass and its dequantization: host == device over steps with a spike, a zero and a NaN step") {
-  const std::size_t n = 3 * 4096;
+  const std::int64_t n = 3 * 4096;
   for (int variant = 0; variant < 8; ++variant) {
     qnum::dynamic_scale_config cfg;
     cfg.timing = (variant & 1) ? qnum::scale_timing::current : qnum::scale_timing::delayed;
     cfg.on_nonfinite = (variant & 2) ? qnum::nonfinite_policy::zero_elements : qnum::nonfinite_policy::skip_step;
     cfg.round = ((variant & 4) != 0) ? qnum::stochastic_seed(42) : qnum::nearest_even();
     CAPTURE(variant);
-    run_steps<float>(cfg, n, 0);
-    run_steps<float>(cfg, n, 1024);
-    run_steps<std::uint16_t>(cfg, n, 0);
-    run_steps<float>(cfg, 3 * 4095, 4095);  // groups of 4095: the element-by-element path (no chunks of 4)
+    run_steps<float>(cfg, 1, n, 0);
+    run_steps<float>(cfg, 1, n, 1024);
+    run_steps<std::uint16_t>(cfg, 1, n, 0);
+    run_steps<float>(cfg, 1, 3 * 4095, 4095);  // groups of 4095: the element-by-element path (no chunks of 4)
+    run_steps<float>(cfg, 6, 2048, 512);       // a [rows, cols] gradient: groups along the rows, states [6, 4]
+    run_steps<std::uint16_t>(cfg, 3, 4095, 0);  // [rows, cols], one scale
   }
 }
 
@@ -163,9 +175,11 @@ TEST_CASE("INT8 Adam step: host == device") {
       for (std::size_t i = 0; i < n; ++i) g[i] = rnd_float(10 + t, i, 1.0f) * ((i / 256) % 3 == 0 ? 1e-3f : 1.0f);
       if (t == 3) g[7] = INFINITY;
       REQUIRE(cudaMemcpy(g_d, g.data(), n * sizeof(float), cudaMemcpyHostToDevice) == cudaSuccess);
-      REQUIRE(qnum::int8_adam_step(p.data(), g.data(), n, {m.data(), v.data(), ma.data(), va.data()}, c, t) ==
-              qnum::status::ok);
-      REQUIRE(qnum::gpu::launch_int8_adam_step(p_d, g_d, n, {m_d, v_d, ma_d, va_d}, c, t) == qnum::status::ok);
+      const std::int64_t rows = 5, cols = static_cast<std::int64_t>(n) / rows;  // a [5, 1000] tensor
+      REQUIRE(qnum::int8_adam_step(qnum::view(p.data(), rows, cols), qnum::view(g.data(), rows, cols),
+                                   {m.data(), v.data(), ma.data(), va.data()}, c, t) == qnum::status::ok);
+      REQUIRE(qnum::gpu::launch_int8_adam_step(qnum::view(p_d, rows, cols), qnum::view(static_cast<const float*>(g_d), rows, cols),
+                                               {m_d, v_d, ma_d, va_d}, c, t) == qnum::status::ok);
       CHECK(std::memcmp(qtest::from_device(p_d, n).data(), p.data(), n * 4) == 0);
       CHECK(qtest::from_device(m_d, n) == m);
       CHECK(qtest::from_device(v_d, n) == v);
@@ -179,4 +193,80 @@ TEST_CASE("INT8 Adam step: host == device") {
     cudaFree(va_d);
     cudaFree(g_d);
   }
+}
+
+TEST_CASE("bad arguments: the launchers report the host functions' status (one shared check) and write nothing") {
+  using qnum::status;
+  using qnum::view;
+  const std::int64_t rows = 4, cols = 64, n = rows * cols;
+  const qnum::dynamic_scale_config cfg;
+  std::vector<float> g_h(static_cast<std::size_t>(n), 1.0f), r_h(static_cast<std::size_t>(n), 0.0f);
+  std::vector<std::int8_t> q_h(static_cast<std::size_t>(n), 5);
+  std::vector<std::uint16_t> r16_h(static_cast<std::size_t>(n), 0);
+  std::vector<qnum::dynamic_scale_state> st_h(16);
+  float* g_d = qtest::to_device(g_h);
+  float* r_d = qtest::to_device(r_h);
+  auto* q_d = qtest::to_device(q_h);
+  auto* r16_d = qtest::to_device(r16_h);
+  auto* st_d = qtest::to_device(st_h);
+  void* scratch = nullptr;
+  REQUIRE(cudaMalloc(&scratch, qnum::gpu::dynamic_scale_scratch_bytes(16)) == cudaSuccess);
+  const qnum::group_shape g16 = qnum::group_size(16);
+  // (g, groups, codes, residual, states) on host and device; the expected status
+  const auto both = [&](auto gv, qnum::group_shape gr, auto qv, auto rv, auto sv, bool on_device, status want) {
+    if (on_device) {
+      CHECK(qnum::gpu::launch_quantize_gradient_int8(gv, gr, qv, rv, sv, scratch, cfg) == want);
+    } else {
+      CHECK(qnum::quantize_gradient_int8(gv, gr, qv, rv, sv, cfg) == want);
+    }
+  };
+  for (int dev = 0; dev < 2; ++dev) {
+    const bool d = dev != 0;
+    const float* G = d ? g_d : g_h.data();
+    std::int8_t* Q = d ? q_d : q_h.data();
+    float* R = d ? r_d : r_h.data();
+    std::uint16_t* R16 = d ? r16_d : r16_h.data();
+    qnum::dynamic_scale_state* S = d ? st_d : st_h.data();
+    CAPTURE(dev);
+    both(view(G, rows, cols, 2 * cols), g16, view(Q, rows, cols), view(R, rows, cols), view(S, rows, 4), d, status::bad_stride);
+    both(view(G, rows, cols), g16, view(Q, rows, cols, 2 * cols), view(R, rows, cols), view(S, rows, 4), d, status::bad_stride);
+    both(view(G, rows, cols), g16, view(Q, rows, cols), view(R, rows, cols), view(S, rows, 4, 8), d, status::bad_stride);
+    both(view(G, rows, cols), g16, view(Q, n), view(R, rows, cols), view(S, rows, 4), d, status::bad_shape);
+    both(view(G, rows, cols), g16, view(Q, rows, cols), view(R, n), view(S, rows, 4), d, status::bad_shape);
+    both(view(G, rows, cols), g16, view(Q, rows, cols), view(R, rows, cols), view(S, 16), d, status::bad_shape);
+    both(view(G, rows, cols), qnum::group_size(24), view(Q, rows, cols), view(R, rows, cols), view(S, rows, 4), d, status::bad_group);
+    both(view(G, rows, cols), qnum::block(2, 16), view(Q, rows, cols), view(R, rows, cols), view(S, 2, 4), d, status::bad_group);
+    both(view(G, rows, cols), g16, view(Q, rows, cols), view<qnum::fp16>(R16, rows, cols), view(S, rows, 4), d, status::bad_type);
+    both(view(G, rows, cols), g16, view(static_cast<std::int8_t*>(nullptr), rows, cols), view(R, rows, cols), view(S, rows, 4), d,
+         status::null_pointer);
+    both(view(G, 0, cols), g16, view(Q, rows, cols), view(R, rows, cols), view(S, rows, 4), d, status::ok);
+  }
+  CHECK(qnum::gpu::launch_quantize_gradient_int8(view(static_cast<const float*>(g_d), rows, cols), g16, view(q_d, rows, cols),
+                                                 qnum::matrix_view<float>{}, view(st_d, rows, 4), nullptr, cfg) == status::null_pointer);
+  REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+  CHECK(qtest::from_device(q_d, static_cast<std::size_t>(n)) == q_h);
+  CHECK(q_h == std::vector<std::int8_t>(static_cast<std::size_t>(n), 5));
+  CHECK(same_states(qtest::from_device(st_d, 16), st_h));
+  // dequantize: out types, shapes
+  const auto QC = view(static_cast<const std::int8_t*>(q_d), rows, cols);
+  const auto SC = view(static_cast<const qnum::dynamic_scale_state*>(st_d), rows, 4);
+  CHECK(qnum::gpu::launch_dequantize_gradient_int8(QC, g16, SC, view(r_d, rows, cols, -1, qnum::dtype::bf16)) == status::bad_type);
+  CHECK(qnum::gpu::launch_dequantize_gradient_int8(QC, g16, SC, view(r16_d, rows, cols, -1, qnum::dtype::fp32)) == status::bad_type);
+  CHECK(qnum::gpu::launch_dequantize_gradient_int8(QC, g16, SC, view(r_d, n)) == status::bad_shape);
+  CHECK(qnum::gpu::launch_dequantize_gradient_int8(QC, qnum::block(2, 16), SC, view(r_d, rows, cols)) == status::bad_group);
+  CHECK(qnum::gpu::launch_dequantize_gradient_int8(QC, g16, SC, view(r_d, rows, 32, 64)) == status::bad_shape);
+  // Adam: p of g's shape, contiguous
+  qnum::int8_adam_config c;
+  const qnum::int8_adam_state ast{q_d, reinterpret_cast<std::uint8_t*>(r16_d), r_d, r_d + 8};
+  CHECK(qnum::gpu::launch_int8_adam_step(view(r_d, n), view(static_cast<const float*>(g_d), rows, cols), ast, c, 1) == status::bad_shape);
+  CHECK(qnum::gpu::launch_int8_adam_step(view(r_d, 2, 64, 128), view(static_cast<const float*>(g_d), 2, 64, 128), ast, c, 1) ==
+        status::bad_stride);
+  REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+  CHECK(std::memcmp(qtest::from_device(r_d, static_cast<std::size_t>(n)).data(), r_h.data(), static_cast<std::size_t>(n) * 4) == 0);
+  cudaFree(g_d);
+  cudaFree(r_d);
+  cudaFree(q_d);
+  cudaFree(r16_d);
+  cudaFree(st_d);
+  cudaFree(scratch);
 }

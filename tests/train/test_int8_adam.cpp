@@ -17,6 +17,8 @@ struct int8_state {
   int8_state(std::size_t n, std::size_t block) : m(n), v(n), ma(qnum::int8_adam_blocks(n, block)), va(ma.size()) {}
   qnum::int8_adam_state view() { return {m.data(), v.data(), ma.data(), va.data()}; }
 };
+// A vector as a 1 x n tensor.
+qnum::matrix_view<float> V(std::vector<float>& x) { return qnum::view(x.data(), static_cast<std::int64_t>(x.size())); }
 }  // namespace
 
 TEST_CASE("int8 adam: first step equals fp32 Adam bit for bit; state layout") {
@@ -31,8 +33,8 @@ TEST_CASE("int8 adam: first step equals fp32 Adam bit for bit; state layout") {
   }
   std::vector<float> p8 = p;
   int8_state s(n, c.block_size);
-  REQUIRE(qnum::fp32_adam_step(p.data(), g.data(), m.data(), v.data(), n, c, 1) == qnum::status::ok);
-  REQUIRE(qnum::int8_adam_step(p8.data(), g.data(), n, s.view(), c, 1) == qnum::status::ok);
+  REQUIRE(qnum::fp32_adam_step(V(p), V(g), V(m), V(v), c, 1) == qnum::status::ok);
+  REQUIRE(qnum::int8_adam_step(V(p8), V(g), s.view(), c, 1) == qnum::status::ok);
   CHECK(p8 == p);
   // absmax per block = max |m|, max sqrt(v); the largest element gets the extreme code
   for (std::size_t b = 0; b < 2; ++b) {
@@ -79,8 +81,8 @@ TEST_CASE("int8 adam: tracks fp32 Adam on a noisy quadratic; non-finite g; bad i
         g[i] = (p[i] - target) + noise;
         g8[i] = (p8[i] - target) + noise;
       }
-      qnum::fp32_adam_step(p.data(), g.data(), m.data(), v.data(), n, c, t);
-      REQUIRE(qnum::int8_adam_step(p8.data(), g8.data(), n, s.view(), c, t) == qnum::status::ok);
+      qnum::fp32_adam_step(V(p), V(g), V(m), V(v), c, t);
+      REQUIRE(qnum::int8_adam_step(V(p8), V(g8), s.view(), c, t) == qnum::status::ok);
     }
     double e32 = 0, e8 = 0;
     for (std::size_t i = 0; i < n; ++i) {
@@ -94,7 +96,7 @@ TEST_CASE("int8 adam: tracks fp32 Adam on a noisy quadratic; non-finite g; bad i
   // non-finite gradient: parameter untouched, state finite
   int8_state s(4, 256);
   std::vector<float> p{1, 2, 3, 4}, g{0.5f, NAN, INFINITY, -0.5f};
-  REQUIRE(qnum::int8_adam_step(p.data(), g.data(), 4, s.view(), {}, 1) == qnum::status::ok);
+  REQUIRE(qnum::int8_adam_step(V(p), V(g), s.view(), {}, 1) == qnum::status::ok);
   CHECK(p[1] == 2.0f);
   CHECK(p[2] == 3.0f);
   CHECK(p[0] < 1.0f);
@@ -103,12 +105,12 @@ TEST_CASE("int8 adam: tracks fp32 Adam on a noisy quadratic; non-finite g; bad i
   CHECK(std::isfinite(s.va[0]));
   qnum::int8_adam_config bad;
   bad.block_size = 0;
-  CHECK(qnum::int8_adam_step(p.data(), g.data(), 4, s.view(), bad, 1) == qnum::status::bad_group);
+  CHECK(qnum::int8_adam_step(V(p), V(g), s.view(), bad, 1) == qnum::status::bad_group);
   bad = {};
   bad.beta2 = 1.0f;
-  CHECK(qnum::int8_adam_step(p.data(), g.data(), 4, s.view(), bad, 1) == qnum::status::bad_config);
-  CHECK(qnum::int8_adam_step(p.data(), g.data(), 4, s.view(), {}, 0) == qnum::status::bad_config);
-  CHECK(qnum::int8_adam_step(nullptr, g.data(), 4, s.view(), {}, 1) == qnum::status::null_pointer);
+  CHECK(qnum::int8_adam_step(V(p), V(g), s.view(), bad, 1) == qnum::status::bad_config);
+  CHECK(qnum::int8_adam_step(V(p), V(g), s.view(), {}, 0) == qnum::status::bad_config);
+  CHECK(qnum::int8_adam_step(qnum::view(static_cast<float*>(nullptr), 4), V(g), s.view(), {}, 1) == qnum::status::null_pointer);
   // stochastic rounding: same seed, same codes
   qnum::int8_adam_config c;
   c.round = qnum::stochastic_seed(11);
@@ -116,8 +118,8 @@ TEST_CASE("int8 adam: tracks fp32 Adam on a noisy quadratic; non-finite g; bad i
   std::vector<float> pa(512, 0.0f), pb(512, 0.0f), gg(512);
   for (std::size_t i = 0; i < 512; ++i) gg[i] = std::sin(float(i));
   for (std::uint64_t t = 1; t <= 3; ++t) {
-    qnum::int8_adam_step(pa.data(), gg.data(), 512, a.view(), c, t);
-    qnum::int8_adam_step(pb.data(), gg.data(), 512, b.view(), c, t);
+    qnum::int8_adam_step(V(pa), V(gg), a.view(), c, t);
+    qnum::int8_adam_step(V(pb), V(gg), b.view(), c, t);
   }
   CHECK(a.m == b.m);
   CHECK(a.v == b.v);
@@ -136,7 +138,7 @@ TEST_CASE("int8 adam: lr = 0 leaves every parameter bit-identical, even where m 
   std::vector<float> p = {1.5f, -0.0f, 3.0e30f, -7.0f}, g = {4.0e8f, 1.0f, 0.0f, 1.0e20f};
   const std::vector<float> p0 = p;
   for (std::uint64_t t = 1; t <= 3; ++t) {
-    REQUIRE(qnum::int8_adam_step(p.data(), g.data(), 4, s.view(), c, t) == qnum::status::ok);
+    REQUIRE(qnum::int8_adam_step(V(p), V(g), s.view(), c, t) == qnum::status::ok);
     for (std::size_t i = 0; i < 4; ++i) {
       std::uint32_t a, b;
       std::memcpy(&a, &p[i], 4);
@@ -144,4 +146,68 @@ TEST_CASE("int8 adam: lr = 0 leaves every parameter bit-identical, even where m 
       CHECK_MESSAGE(a == b, "step " << t << " element " << i);
     }
   }
+}
+
+TEST_CASE("int8 adam: a [rows, cols] tensor is its elements flat; shape and stride checks") {
+  const std::int64_t rows = 5, cols = 120, n = rows * cols;  // blocks of 256 straddle the rows
+  for (int sr = 0; sr < 2; ++sr) {
+    qnum::int8_adam_config c;
+    c.round = (sr != 0) ? qnum::stochastic_seed(5) : qnum::nearest_even();
+    std::vector<float> p2(static_cast<std::size_t>(n)), g(static_cast<std::size_t>(n));
+    std::mt19937 rng(3);
+    std::normal_distribution<float> nd;
+    for (auto& x : p2) x = nd(rng);
+    std::vector<float> p1 = p2, q2 = p2, q1 = p2, m2(p2.size(), 0.0f), v2(p2.size(), 0.0f), m1 = m2, v1 = v2;
+    int8_state a(static_cast<std::size_t>(n), c.block_size), b(static_cast<std::size_t>(n), c.block_size);
+    for (std::uint64_t t = 1; t <= 4; ++t) {
+      for (auto& x : g) x = nd(rng);
+      REQUIRE(qnum::int8_adam_step(qnum::view(p2.data(), rows, cols), qnum::view(g.data(), rows, cols), a.view(), c, t) ==
+              qnum::status::ok);
+      REQUIRE(qnum::int8_adam_step(V(p1), V(g), b.view(), c, t) == qnum::status::ok);
+      REQUIRE(qnum::fp32_adam_step(qnum::view(q2.data(), rows, cols), qnum::view(g.data(), rows, cols),
+                                   qnum::view(m2.data(), rows, cols), qnum::view(v2.data(), rows, cols), c, t) == qnum::status::ok);
+      REQUIRE(qnum::fp32_adam_step(V(q1), V(g), V(m1), V(v1), c, t) == qnum::status::ok);
+      CHECK(std::memcmp(p2.data(), p1.data(), p1.size() * 4) == 0);
+      CHECK(a.m == b.m);
+      CHECK(a.v == b.v);
+      CHECK(std::memcmp(a.ma.data(), b.ma.data(), a.ma.size() * 4) == 0);
+      CHECK(std::memcmp(a.va.data(), b.va.data(), a.va.size() * 4) == 0);
+      CHECK(std::memcmp(q2.data(), q1.data(), q1.size() * 4) == 0);
+      CHECK(std::memcmp(m2.data(), m1.data(), m1.size() * 4) == 0);
+      CHECK(std::memcmp(v2.data(), v1.data(), v1.size() * 4) == 0);
+    }
+  }
+  using qnum::status;
+  int8_state s(16, 256);
+  std::vector<float> p(32, 1.0f), g(32, 0.5f), m(32, 0.0f), v(32, 0.0f);
+  const auto P = qnum::view(p.data(), 2, 8), G = qnum::view(g.data(), 2, 8);
+  const auto M = qnum::view(m.data(), 2, 8), W = qnum::view(v.data(), 2, 8);
+  // bad_shape: p (m, v) not of g's shape; a negative extent
+  CHECK(qnum::int8_adam_step(qnum::view(p.data(), 16), G, s.view(), {}, 1) == status::bad_shape);
+  CHECK(qnum::int8_adam_step(qnum::view(p.data(), 2, 4), G, s.view(), {}, 1) == status::bad_shape);
+  CHECK(qnum::int8_adam_step(P, qnum::view(g.data(), 2, -8), s.view(), {}, 1) == status::bad_shape);
+  CHECK(qnum::fp32_adam_step(P, G, qnum::view(m.data(), 16), W, {}, 1) == status::bad_shape);
+  CHECK(qnum::fp32_adam_step(P, G, M, qnum::view(v.data(), 8, 2), {}, 1) == status::bad_shape);
+  CHECK(qnum::fp32_adam_step(qnum::view(p.data(), 1, 8), G, M, W, {}, 1) == status::bad_shape);
+  // bad_stride: rows with a gap
+  CHECK(qnum::int8_adam_step(qnum::view(p.data(), 2, 8, 16), G, s.view(), {}, 1) == status::bad_stride);
+  CHECK(qnum::int8_adam_step(P, qnum::view(g.data(), 2, 8, 16), s.view(), {}, 1) == status::bad_stride);
+  CHECK(qnum::fp32_adam_step(P, G, qnum::view(m.data(), 2, 8, 9), W, {}, 1) == status::bad_stride);
+  CHECK(qnum::fp32_adam_step(P, G, M, qnum::view(v.data(), 2, 8, 12), {}, 1) == status::bad_stride);
+  // null_pointer, the order of the checks, empty tensors
+  CHECK(qnum::int8_adam_step(P, G, {nullptr, s.v.data(), s.ma.data(), s.va.data()}, {}, 1) == status::null_pointer);
+  CHECK(qnum::fp32_adam_step(P, G, qnum::view(static_cast<float*>(nullptr), 2, 8), W, {}, 1) == status::null_pointer);
+  CHECK(qnum::int8_adam_step(qnum::view(p.data(), 16), G, s.view(), {}, 0) == status::bad_config);  // config first
+  CHECK(qnum::fp32_adam_step(P, G, M, W, {}, 0) == status::bad_config);
+  CHECK(qnum::int8_adam_step(qnum::view(p.data(), 16), qnum::view(g.data(), 0, 8), s.view(), {}, 1) == status::ok);
+  CHECK(qnum::int8_adam_check(P, G, s.view(), {}, 1) == status::ok);
+  CHECK(qnum::int8_adam_check(qnum::view(p.data(), 2, 8, 16), G, s.view(), {}, 1) == status::bad_stride);
+  CHECK(p == std::vector<float>(32, 1.0f));
+  CHECK(m == std::vector<float>(32, 0.0f));
+  CHECK(s.m == std::vector<std::int8_t>(16, 0));
+  // the good calls, 2-D
+  CHECK(qnum::int8_adam_step(P, G, s.view(), {}, 1) == status::ok);
+  CHECK(qnum::fp32_adam_step(P, G, M, W, {}, 1) == status::ok);
+  CHECK(p[15] < 1.0f);
+  CHECK(p[16] == 1.0f);
 }

@@ -99,7 +99,7 @@ bool quantize_typed(const gpu_tensor& t, qnum::dtype tt, std::vector<std::vector
         if (!ok(cudaMalloc(&aux.p, zeros.size() * sizeof(std::int32_t)), "cudaMalloc (zero points)", err)) return false;
         zv = qnum::view(aux.as<std::int32_t>(), n, groups);
       }
-      e = qnum::gpu::launch_w4a16_pack(s, in, t.group, out[0].as<std::uint32_t>(),
+      e = qnum::gpu::launch_w4a16_pack(s, in, t.group, qnum::view(out[0].as<std::uint32_t>(), n, qnum::packed_words(k, 4)),
                                         qnum::scale_view{out[1].p, n, groups, groups, qnum::dtype_bytes(s.store)}, zv);
       break;
     }

@@ -332,7 +332,9 @@ void cpu_quantize(const options& o, const std::string& where, const std::uint8_t
     if (st != qnum::status::ok) bad = 1;
     // int4 codes (two's complement in the low 4 bits) straight into this row range's weight_packed words.
     auto* words = reinterpret_cast<std::uint32_t*>(bufs[0].data()) + r0 * qnum::packed_words(k, 4);
-    if (qnum::ct::pack_weight_codes(codes.data() + r0 * k, r1 - r0, k, 4, words) != qnum::status::ok) bad = 2;
+    if (qnum::ct::pack_weight(qnum::view(codes.data() + r0 * k, r1 - r0, k), 4, qnum::view(words, r1 - r0, qnum::packed_words(k, 4))) !=
+        qnum::status::ok)
+      bad = 2;
   });
   if (bad == 1) fail(where + "quantization failed");
   if (bad == 2) fail(where + "packing failed");
@@ -344,9 +346,9 @@ void finish_w4a16(const options& o, const std::string& where, std::int64_t n, st
   const std::int64_t groups = k / o.group;
   std::size_t next = 2;
   if (o.asym) {
-    std::vector<std::int8_t> zp(zeros.size());
-    for (std::size_t i = 0; i < zeros.size(); ++i) zp[i] = static_cast<std::int8_t>(zeros[i]);
-    if (qnum::ct::pack_zero_point(zp.data(), n, groups, 4, reinterpret_cast<std::uint32_t*>(bufs[2].data())) != qnum::status::ok)
+    if (qnum::ct::pack_zero_point(qnum::view(zeros.data(), n, groups), 4,
+                                  qnum::view(reinterpret_cast<std::uint32_t*>(bufs[2].data()), qnum::packed_words(n, 4), groups)) !=
+        qnum::status::ok)
       fail(where + "zero-point packing failed");
     next = 3;
   }

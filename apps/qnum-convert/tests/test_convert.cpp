@@ -290,12 +290,14 @@ TEST_CASE("round trip: dequantize(converted) == qnum fake quant of the original,
       const auto& t = in.info(w);
       const std::int64_t n = t.shape[0], k = t.shape[1], G = k / g;
       std::vector<std::int8_t> q(n * k), zp(n * G);
-      REQUIRE(qnum::ct::unpack_weight(reinterpret_cast<const std::uint32_t*>(o.data(m + ".weight_packed")), n, k, 4, q.data()) == qnum::status::ok);
+      REQUIRE(qnum::ct::unpack_weight(qnum::view(reinterpret_cast<const std::uint32_t*>(o.data(m + ".weight_packed")), n, qnum::packed_words(k, 4)), 4,
+                                      qnum::view(q.data(), n, k)) == qnum::status::ok);
       std::vector<std::uint8_t> codes(n * k);
       for (std::size_t i = 0; i < q.size(); ++i) codes[i] = static_cast<std::uint8_t>(q[i]) & 0xF;
       std::vector<std::int32_t> z(n * G, 0);
       if (asym) {
-        REQUIRE(qnum::ct::unpack_zero_point(reinterpret_cast<const std::uint32_t*>(o.data(m + ".weight_zero_point")), n, G, 4, zp.data()) == qnum::status::ok);
+        REQUIRE(qnum::ct::unpack_zero_point(qnum::view(reinterpret_cast<const std::uint32_t*>(o.data(m + ".weight_zero_point")), qnum::packed_words(n, 4), G),
+                                            4, qnum::view(zp.data(), n, G)) == qnum::status::ok);
         for (std::size_t i = 0; i < zp.size(); ++i) z[i] = zp[i];
       }
       std::vector<float> deq(n * k), fq(n * k);
@@ -329,9 +331,10 @@ TEST_CASE("round trip: dequantize(converted) == qnum fake quant of the original,
     qnum::fp8_block::shape sh;
     qnum::fp8_block::layout(n, k, &sh);
     const float* s = reinterpret_cast<const float*>(o.data(m + ".weight_scale_inv"));
-    REQUIRE(qnum::fp8_block::check_scales(sh, s, false) == qnum::status::ok);
+    REQUIRE(qnum::fp8_block::check_scales(sh, qnum::view(s, sh.scale_rows, sh.scale_cols), false) == qnum::status::ok);
     std::vector<float> deq(n * k), fq(n * k);
-    REQUIRE(qnum::fp8_block::dequantize(sh, o.data(w), s, deq.data()) == qnum::status::ok);
+    REQUIRE(qnum::fp8_block::dequantize(sh, qnum::view(o.data(w), n, k), qnum::view(s, sh.scale_rows, sh.scale_cols), qnum::view(deq.data(), n, k)) ==
+            qnum::status::ok);
     with_input(in, w, [&](auto v) {
       REQUIRE(qnum::fake_quantize(qnum::presets::deepgemm_fp8, v, qnum::presets::deepseek_weight, qnum::view(fq.data(), n, k)) == qnum::status::ok);
     });

@@ -1437,13 +1437,13 @@ status launch_tensor_stats(matrix_view<const T> in, std::uint32_t* stats, cudaSt
   });
 }
 
-// Fused W4A16 (compressed-tensors pack-quantized): w [N, K] -> weight_packed [N, ceil(K/8)] int32 words
-// (row stride packed_stride words, >= ceil(K/8); -1 = dense) with nibble q + 8, weight_scale [N, ceil(K/G)]
-// in s.store's type, signed zero points [N, ceil(K/G)] int32 (asymmetric). G must be a multiple of 8.
+// Fused W4A16 (compressed-tensors pack-quantized): w [N, K] -> weight_packed [N, ceil(K/8)] int32 words (any
+// row stride >= ceil(K/8); another shape is bad_shape) with nibble q + 8, weight_scale [N, ceil(K/G)] in
+// s.store's type, signed zero points [N, ceil(K/G)] int32 (asymmetric). G must be a multiple of 8.
 template <class H, class T, std::enable_if_t<is_scheme_holder_v<H>, int> = 0>
-status launch_w4a16_pack(const H& sch, matrix_view<const T> w, std::int64_t group, std::uint32_t* weight_packed,
+status launch_w4a16_pack(const H& sch, matrix_view<const T> w, std::int64_t group, matrix_view<std::uint32_t> weight_packed,
                          scale_view scales, matrix_view<std::int32_t> zeros = {}, cudaStream_t stream = nullptr,
-                         std::int64_t packed_stride = -1, rounding rd = {}) {
+                         rounding rd = {}) {
   static_assert(std::is_same_v<typename H::format, qnum::qint4>, "W4A16 packing: int4 schemes");
   if (group <= 0 || group % 8 != 0) return status::bad_group;
   return detail::with_type<T>(w.type, [&](auto in_tag) -> status {
@@ -1452,26 +1452,23 @@ status launch_w4a16_pack(const H& sch, matrix_view<const T> w, std::int64_t grou
     j.sch = sch;
     if (status e = detail::prepare_in(w, group_size(group), j); e != status::ok) return e;
     if (w.rows == 0 || w.cols == 0) return status::ok;
-    const std::int64_t words = (w.cols + 7) / 8;
-    const std::int64_t stride = packed_stride < 0 ? words : packed_stride;
-    if (weight_packed == nullptr) return status::null_pointer;
-    if (!detail::elem_aligned(weight_packed)) return status::misaligned;
-    if (stride < words) return status::bad_stride;
+    if (status e = qnum::detail::check_extents(weight_packed, w.rows, (w.cols + 7) / 8); e != status::ok) return e;
+    if (!detail::elem_aligned(weight_packed.data)) return status::misaligned;
     if (status e = detail::prepare_scales(j, scales, zeros); e != status::ok) return e;
     // Chunks of 8 elements: 16-byte aligned for bf16/fp16 (and two 16-byte loads for fp32) when the
     // row stride keeps them so.
     j.vec_in = detail::addr_aligned(w.data, 16) && (w.rows <= 1 || (w.row_stride * detail::io<In>::size) % 16 == 0);
-    j.packed = weight_packed;
-    j.packed_stride = stride;
+    j.packed = weight_packed.data;
+    j.packed_stride = weight_packed.row_stride;
     j.seed = rd.seed;
     return detail::run_rounding<detail::emit::packed>(j, rd, stream, nullptr);
   });
 }
 template <class T>
 status launch_w4a16_pack(const scheme<qnum::qint4>& s, matrix_view<const T> w, std::int64_t group,
-                         std::uint32_t* weight_packed, scale_view scales, matrix_view<std::int32_t> zeros = {},
-                         cudaStream_t stream = nullptr, std::int64_t packed_stride = -1, rounding rd = {}) {
-  return launch_w4a16_pack(runtime_scheme<qnum::qint4>{s}, w, group, weight_packed, scales, zeros, stream, packed_stride, rd);
+                         matrix_view<std::uint32_t> weight_packed, scale_view scales, matrix_view<std::int32_t> zeros = {},
+                         cudaStream_t stream = nullptr, rounding rd = {}) {
+  return launch_w4a16_pack(runtime_scheme<qnum::qint4>{s}, w, group, weight_packed, scales, zeros, stream, rd);
 }
 
 // Mutable input views (a device_view of a non-const pointer, a view(float*, ...)) take the read-only
@@ -1495,10 +1492,10 @@ status launch_tensor_stats(matrix_view<T> in, std::uint32_t* stats, cudaStream_t
   return launch_tensor_stats(matrix_view<const T>(in), stats, stream);
 }
 template <class S, class T, std::enable_if_t<!std::is_const<T>::value, int> = 0>
-status launch_w4a16_pack(const S& sch, matrix_view<T> w, std::int64_t group, std::uint32_t* weight_packed,
+status launch_w4a16_pack(const S& sch, matrix_view<T> w, std::int64_t group, matrix_view<std::uint32_t> weight_packed,
                          scale_view scales, matrix_view<std::int32_t> zeros = {}, cudaStream_t stream = nullptr,
-                         std::int64_t packed_stride = -1, rounding rd = {}) {
-  return launch_w4a16_pack(sch, matrix_view<const T>(w), group, weight_packed, scales, zeros, stream, packed_stride, rd);
+                         rounding rd = {}) {
+  return launch_w4a16_pack(sch, matrix_view<const T>(w), group, weight_packed, scales, zeros, stream, rd);
 }
 
 }  // namespace gpu

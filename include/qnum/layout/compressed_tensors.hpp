@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "qnum/config.hpp"
 #include "qnum/layout/pack.hpp"
@@ -54,39 +55,31 @@ inline status pack_quantized_layout(std::int64_t n, std::int64_t k, int bits, st
   return status::ok;
 }
 
-// weight_packed from signed codes q[n, k] in [-2^(bits-1), 2^(bits-1)-1] (row-major).
-inline status pack_weight(const std::int8_t* q, std::int64_t n, std::int64_t k, int bits,
-                          std::uint32_t* weight_packed) {
-  return pack_int32(q, n, k, bits, packed_dim::cols, weight_packed);
-}
-// weight_packed straight from qnum::quantize's codes (integer formats: two's complement in the low `bits`
-// bits of each byte, e.g. int4 -1 = 0x0F): the same words as ct::pack_weight of the sign-extended codes,
-// without that pass. A code with bits set above `bits` -> code_out_of_range.
-inline status pack_weight_codes(const std::uint8_t* codes, std::int64_t n, std::int64_t k, int bits,
-                                std::uint32_t* weight_packed) {
+// weight_packed [n, ceil(k*bits/32)] from codes q [n, k] (packed_dim::cols):
+//   std::int8_t: signed codes in [-2^(bits-1), 2^(bits-1)-1];
+//   std::uint8_t: qnum::quantize's codes as they are (integer formats: two's complement in the low `bits`
+//     bits of each byte, e.g. int4 -1 = 0x0F), the same words as the sign-extended int8 codes give; a code
+//     with bits set above `bits` -> code_out_of_range.
+template <class T, std::enable_if_t<detail::one_of<T, std::int8_t, std::uint8_t>, int> = 0>
+inline status pack_weight(const matrix_view<T>& q, int bits, const matrix_view<std::uint32_t>& weight_packed) {
   if (bits < 1 || bits > 8) return status::bad_bits;
-  return detail::pack_dense_impl(codes, n, k, bits, packed_dim::cols, false, weight_packed, 1u << (bits - 1));
+  if (std::is_same<std::remove_const_t<T>, std::int8_t>::value) return pack_int32(q, bits, packed_dim::cols, weight_packed);
+  return detail::pack_dense_impl<std::remove_const_t<T>>(detail::as_const(q), bits, packed_dim::cols, false, weight_packed,
+                                                         1u << (bits - 1));
 }
-// Inverse: q[n, k] from weight_packed.
-inline status unpack_weight(const std::uint32_t* weight_packed, std::int64_t n, std::int64_t k, int bits,
-                            std::int8_t* q) {
-  return unpack_int32(weight_packed, n, k, bits, packed_dim::cols, q);
+// Inverse: signed codes q [n, k] (q's shape) from weight_packed.
+inline status unpack_weight(const matrix_view<const std::uint32_t>& weight_packed, int bits, const matrix_view<std::int8_t>& q) {
+  return unpack_int32(weight_packed, bits, packed_dim::cols, q);
 }
-// weight_zero_point from signed zero points zp[n, groups] (row-major, same orientation as
-// weight_scale): int32 [ceil(n*bits/32), groups], packed along n.
-inline status pack_zero_point(const std::int8_t* zp, std::int64_t n, std::int64_t groups, int bits,
-                              std::uint32_t* weight_zero_point) {
-  return pack_int32(zp, n, groups, bits, packed_dim::rows, weight_zero_point);
+// weight_zero_point [ceil(n*bits/32), groups] from signed zero points zp [n, groups] (the orientation of
+// weight_scale; std::int8_t, or the std::int32_t zero points quantize writes), packed along n.
+template <class T, std::enable_if_t<detail::one_of<T, std::int8_t, std::int32_t>, int> = 0>
+inline status pack_zero_point(const matrix_view<T>& zp, int bits, const matrix_view<std::uint32_t>& weight_zero_point) {
+  return pack_int32(zp, bits, packed_dim::rows, weight_zero_point);
 }
-// The same from the int32 zero points quantize writes ([N, groups], signed, asymmetric schemes).
-inline status pack_zero_point(const std::int32_t* zp, std::int64_t n, std::int64_t groups, int bits,
-                              std::uint32_t* weight_zero_point) {
-  return pack_int32(zp, n, groups, bits, packed_dim::rows, weight_zero_point);
-}
-// Inverse: zp[n, groups] from weight_zero_point.
-inline status unpack_zero_point(const std::uint32_t* weight_zero_point, std::int64_t n, std::int64_t groups,
-                                int bits, std::int8_t* zp) {
-  return unpack_int32(weight_zero_point, n, groups, bits, packed_dim::rows, zp);
+// Inverse: zp [n, groups] (zp's shape) from weight_zero_point.
+inline status unpack_zero_point(const matrix_view<const std::uint32_t>& weight_zero_point, int bits, const matrix_view<std::int8_t>& zp) {
+  return unpack_int32(weight_zero_point, bits, packed_dim::rows, zp);
 }
 // weight_shape = {n, k} as int32 (bad_shape when either does not fit int32).
 inline status weight_shape(std::int64_t n, std::int64_t k, std::int32_t* out) {

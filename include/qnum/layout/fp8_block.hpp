@@ -37,42 +37,59 @@ inline status layout(std::int64_t n, std::int64_t k, shape* out, std::int64_t bl
   return status::ok;
 }
 
-// Checks a weight_scale_inv array: every scale finite and > 0 (else non_finite / code_out_of_range);
-// with require_ue8m0 also an exact power of two ("scale_fmt":"ue8m0"), writing its UE8M0 byte
-// (float_bits >> 23) to e when e is not null.
-inline status check_scales(const shape& shape, const float* scale_inv, bool require_ue8m0,
-                           std::uint8_t* e = nullptr) {
-  const std::int64_t m = shape.scale_rows * shape.scale_cols;
-  if (m == 0) return status::ok;
-  if (scale_inv == nullptr) return status::null_pointer;
-  for (std::int64_t i = 0; i < m; ++i) {
-    if (detail::is_nonfinite(scale_inv[i])) return status::non_finite;
-    if (!(scale_inv[i] > 0.0f)) return status::code_out_of_range;
-    if (require_ue8m0) {
-      const std::int32_t v = ue8m0_of_pow2(scale_inv[i]);
-      if (v < 0) return status::code_out_of_range;
-      if (e != nullptr) e[i] = static_cast<std::uint8_t>(v);
+}  // namespace fp8_block
+namespace detail {
+// A shape fp8_block::layout could have written: ok, ok for an empty tensor (nothing to read, whatever its
+// grid says), bad_shape otherwise.
+inline status fp8_shape_check(const fp8_block::shape& s) {
+  if (s.n < 0 || s.k < 0 || s.block_n <= 0 || s.block_k <= 0) return status::bad_shape;
+  if (s.n * s.k == 0) return status::ok;
+  if (s.scale_rows != (s.n + s.block_n - 1) / s.block_n || s.scale_cols != (s.k + s.block_k - 1) / s.block_k) return status::bad_shape;
+  return status::ok;
+}
+}  // namespace detail
+namespace fp8_block {
+
+// Checks weight_scale_inv [shape.scale_rows, shape.scale_cols]: every scale finite and > 0 (else
+// non_finite / code_out_of_range); with require_ue8m0 also an exact power of two ("scale_fmt":"ue8m0"),
+// and then writes its UE8M0 byte (float_bits >> 23) to e (same shape) when e is given (non-empty).
+// The shape must be what fp8_block::layout writes (bad_shape otherwise; an empty tensor is ok).
+inline status check_scales(const shape& shape, const matrix_view<const float>& scale_inv, bool require_ue8m0,
+                           const matrix_view<std::uint8_t>& e = {}) {
+  if (status st = detail::fp8_shape_check(shape); st != status::ok) return st;
+  if (shape.n * shape.k == 0) return status::ok;
+  if (status st = detail::check_extents(scale_inv, shape.scale_rows, shape.scale_cols); st != status::ok) return st;
+  const bool write = require_ue8m0 && e.size() != 0;
+  if (write)
+    if (status st = detail::check_extents(e, shape.scale_rows, shape.scale_cols); st != status::ok) return st;
+  for (std::int64_t r = 0; r < shape.scale_rows; ++r)
+    for (std::int64_t c = 0; c < shape.scale_cols; ++c) {
+      const float v = scale_inv(r, c);
+      if (detail::is_nonfinite(v)) return status::non_finite;
+      if (!(v > 0.0f)) return status::code_out_of_range;
+      if (require_ue8m0 && ue8m0_of_pow2(v) < 0) return status::code_out_of_range;
     }
-  }
+  if (write)
+    for (std::int64_t r = 0; r < shape.scale_rows; ++r)
+      for (std::int64_t c = 0; c < shape.scale_cols; ++c) e(r, c) = static_cast<std::uint8_t>(ue8m0_of_pow2(scale_inv(r, c)));
   return status::ok;
 }
 
-// Dequantize (fp8_cast_bf16.py / weight_dequant, in fp32): w[n, k] = decode<fp8_e4m3>(code) * scale.
-// The shape must be what fp8_block::layout writes: a scale grid other than [ceil(n/block_n),
-// ceil(k/block_k)] (a hand-built shape) is bad_shape for a non-empty tensor, so scale_inv is never read
-// past its end.
-inline status dequantize(const shape& shape, const std::uint8_t* weight, const float* scale_inv,
-                         float* out) {
-  if (shape.n < 0 || shape.k < 0 || shape.block_n <= 0 || shape.block_k <= 0) return status::bad_shape;
+// Dequantize (fp8_cast_bf16.py / weight_dequant, in fp32): out[n, k] = decode<fp8_e4m3>(weight[n, k]) *
+// scale_inv[n / block_n, k / block_k]. weight and out are [shape.n, shape.k], scale_inv [shape.scale_rows,
+// shape.scale_cols]; the shape must be what fp8_block::layout writes (a hand-built scale grid is bad_shape for a
+// non-empty tensor).
+inline status dequantize(const shape& shape, const matrix_view<const std::uint8_t>& weight,
+                         const matrix_view<const float>& scale_inv, const matrix_view<float>& out) {
+  if (status st = detail::fp8_shape_check(shape); st != status::ok) return st;
   if (shape.n * shape.k == 0) return status::ok;
-  if (shape.scale_rows != (shape.n + shape.block_n - 1) / shape.block_n ||
-      shape.scale_cols != (shape.k + shape.block_k - 1) / shape.block_k)
-    return status::bad_shape;
-  if (weight == nullptr || scale_inv == nullptr || out == nullptr) return status::null_pointer;
+  if (status e = detail::check_extents(weight, shape.n, shape.k); e != status::ok) return e;
+  if (status e = detail::check_extents(scale_inv, shape.scale_rows, shape.scale_cols); e != status::ok) return e;
+  if (status e = detail::check_extents(out, shape.n, shape.k); e != status::ok) return e;
   for (std::int64_t r = 0; r < shape.n; ++r)
     for (std::int64_t c = 0; c < shape.k; ++c)
-      out[r * shape.k + c] = detail::canonical_nan(detail::mul_rn(
-          decode<fp8_e4m3>(weight[r * shape.k + c]), scale_inv[(r / shape.block_n) * shape.scale_cols + c / shape.block_k]));
+      out(r, c) = detail::canonical_nan(
+          detail::mul_rn(decode<fp8_e4m3>(weight(r, c)), scale_inv(r / shape.block_n, c / shape.block_k)));
   return status::ok;
 }
 

@@ -155,43 +155,67 @@ QNUM_HD bool quantize_block(type t, const float* x, std::uint8_t* out) {
   return t == type::q4_0 ? quantize_block_q4_0(x, out) : t == type::q4_1 ? quantize_block_q4_1(x, out) : quantize_block_q8_0(x, out);
 }
 
-// n floats (n a multiple of 32, else bad_shape) -> gguf::row_bytes(t, n) bytes. Any NaN/Inf input ->
-// non_finite, nothing written. Returns scale_overflow (after writing every block) when some block's
-// fp16 scale overflowed.
-inline status quantize(type t, const float* x, std::int64_t n, std::uint8_t* out) {
-  if (t != type::q4_0 && t != type::q4_1 && t != type::q8_0) return status::bad_bits;
-  if (n < 0 || n % block_size != 0) return status::bad_shape;
-  if (n == 0) return status::ok;
-  if (x == nullptr || out == nullptr) return status::null_pointer;
-  bool overflow = false;
+}  // namespace gguf
+namespace detail {
+// n contiguous floats (n a multiple of 32) -> row_bytes(t, n) contiguous bytes: -1 (a NaN/Inf input,
+// nothing written), 1 (every block written, some fp16 scale overflowed) or 0.
+inline int gguf_span(gguf::type t, const float* x, std::int64_t n, std::uint8_t* out) {
 #if QNUM_HOST_SIMD
   // The lanes of the CPU's best instruction set (host/simd.hpp): the same bytes as the blocks below.
   int lanes_result = 0;
-  if (detail::simd::dispatch([&](auto e) {
-        lanes_result = decltype(e)::gguf_blocks(static_cast<int>(t), x, n / block_size, out, [t](const float* xb, std::uint8_t* ob) { return quantize_block(t, xb, ob); });
+  if (simd::dispatch([&](auto e) {
+        lanes_result = decltype(e)::gguf_blocks(static_cast<int>(t), x, n / gguf::block_size, out, [t](const float* xb, std::uint8_t* ob) { return gguf::quantize_block(t, xb, ob); });
       }))
-    return lanes_result < 0 ? status::non_finite : lanes_result > 0 ? status::scale_overflow : status::ok;
+    return lanes_result;
 #endif
   for (std::int64_t i = 0; i < n; ++i)
-    if (detail::is_nonfinite(x[i])) return status::non_finite;
-  const int bb = block_bytes(t);
-  for (std::int64_t b = 0; b < n / block_size; ++b) overflow |= quantize_block(t, x + b * block_size, out + b * bb);
-  return overflow ? status::scale_overflow : status::ok;
+    if (is_nonfinite(x[i])) return -1;
+  const int bb = gguf::block_bytes(t);
+  bool overflow = false;
+  for (std::int64_t b = 0; b < n / gguf::block_size; ++b) overflow |= gguf::quantize_block(t, x + b * gguf::block_size, out + b * bb);
+  return overflow ? 1 : 0;
 }
-// gguf::row_bytes(t, n) bytes -> n floats (n a multiple of 32).
-inline status dequantize(type t, const std::uint8_t* in, std::int64_t n, float* y) {
-  if (t != type::q4_0 && t != type::q4_1 && t != type::q8_0) return status::bad_bits;
-  if (n < 0 || n % block_size != 0) return status::bad_shape;
-  if (n == 0) return status::ok;
-  if (in == nullptr || y == nullptr) return status::null_pointer;
-  const int bb = block_bytes(t);
-  for (std::int64_t b = 0; b < n / block_size; ++b) {
-    const std::uint8_t* ib = in + b * bb;
-    float* yb = y + b * block_size;
-    if (t == type::q4_0) dequantize_block_q4_0(ib, yb);
-    else if (t == type::q4_1) dequantize_block_q4_1(ib, yb);
-    else dequantize_block_q8_0(ib, yb);
+inline bool gguf_type_ok(gguf::type t) { return t == gguf::type::q4_0 || t == gguf::type::q4_1 || t == gguf::type::q8_0; }
+}  // namespace detail
+namespace gguf {
+
+// GGUF rows: x [rows, cols] floats (cols a multiple of 32, else bad_shape) -> out [rows, row_bytes(t, cols)]
+// bytes. Any NaN/Inf input -> non_finite, nothing written. Returns scale_overflow (after writing every
+// block) when some block's fp16 scale overflowed.
+inline status quantize(type t, const matrix_view<const float>& x, const matrix_view<std::uint8_t>& out) {
+  if (!detail::gguf_type_ok(t)) return status::bad_bits;
+  if (status e = detail::check_extents(x); e != status::ok) return e;
+  if (x.cols % block_size != 0) return status::bad_shape;
+  if (x.size() == 0) return status::ok;
+  if (status e = detail::check_extents(out, x.rows, row_bytes(t, x.cols)); e != status::ok) return e;
+  int r = 0;
+  if (x.contiguous() && out.contiguous()) {
+    r = detail::gguf_span(t, x.data, x.size(), out.data);
+  } else {
+    // Rows apart in memory: no row is written before every row is known to be finite.
+    for (std::int64_t i = 0; i < x.rows; ++i)
+      for (std::int64_t j = 0; j < x.cols; ++j)
+        if (detail::is_nonfinite(x(i, j))) return status::non_finite;
+    for (std::int64_t i = 0; i < x.rows; ++i) r |= detail::gguf_span(t, &x(i, 0), x.cols, &out(i, 0));
   }
+  return r < 0 ? status::non_finite : r > 0 ? status::scale_overflow : status::ok;
+}
+// GGUF rows back to floats: in [rows, row_bytes(t, cols)] bytes -> y [rows, cols] (y's shape; cols a multiple of 32).
+inline status dequantize(type t, const matrix_view<const std::uint8_t>& in, const matrix_view<float>& y) {
+  if (!detail::gguf_type_ok(t)) return status::bad_bits;
+  if (status e = detail::check_extents(y); e != status::ok) return e;
+  if (y.cols % block_size != 0) return status::bad_shape;
+  if (y.size() == 0) return status::ok;
+  if (status e = detail::check_extents(in, y.rows, row_bytes(t, y.cols)); e != status::ok) return e;
+  const int bb = block_bytes(t);
+  for (std::int64_t i = 0; i < y.rows; ++i)
+    for (std::int64_t b = 0; b < y.cols / block_size; ++b) {
+      const std::uint8_t* ib = &in(i, b * bb);
+      float* yb = &y(i, b * block_size);
+      if (t == type::q4_0) dequantize_block_q4_0(ib, yb);
+      else if (t == type::q4_1) dequantize_block_q4_1(ib, yb);
+      else dequantize_block_q8_0(ib, yb);
+    }
   return status::ok;
 }
 

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "qnum/config.hpp"
 #include "qnum/layout/pack.hpp"
@@ -51,13 +52,12 @@ inline const perm_table& weight_perm() {
   return t;
 }
 
-// Marlin int32 [K/16, 2N] from unsigned 4-bit codes q[N, K] (the stored uint4b8/uint4 nibbles).
-inline status pack_weight(const std::uint8_t* q, std::int64_t n, std::int64_t k, std::uint32_t* out) {
-  if (n < 0 || k < 0 || k % 16 != 0 || n % 64 != 0) return status::bad_shape;
-  if (n * k == 0) return status::ok;
-  if (q == nullptr || out == nullptr) return status::null_pointer;
-  if (!detail::codes_fit(q, n * k, 4, false)) return status::code_out_of_range;
-  const perm_table& perm = weight_perm();
+}  // namespace marlin
+namespace detail {
+// Marlin words [K/16, 2N] from a source of unsigned 4-bit fields: nib(n, k) for n < N, k < K.
+template <class Nib>
+inline void marlin_words(std::int64_t n, std::int64_t k, const Nib& nib, const matrix_view<std::uint32_t>& out) {
+  const marlin::perm_table& perm = marlin::weight_perm();
   const std::int64_t row_len = 16 * n;  // values per output row (one 16-row strip of K)
   for (std::int64_t kt = 0; kt < k / 16; ++kt)
     for (std::int64_t w = 0; w < row_len / 8; ++w) {
@@ -67,51 +67,59 @@ inline status pack_weight(const std::uint8_t* q, std::int64_t n, std::int64_t k,
         const std::int64_t src = (p / 1024) * 1024 + perm.v[p % 1024];  // tile-major column
         const std::int64_t nn = (src / 256) * 16 + src % 16;
         const std::int64_t kk = kt * 16 + (src % 256) / 16;
-        word |= std::uint32_t{q[nn * k + kk]} << (4 * i);
+        word |= nib(nn, kk) << (4 * i);
       }
-      out[kt * (row_len / 8) + w] = word;
+      out(kt, w) = word;
     }
-  return status::ok;
 }
-// Signed codes q[N, K] in [-8, 7], stored as uint4b8 (q + 8), the symmetric GPTQ/compressed-tensors type.
-inline status pack_weight(const std::int8_t* q, std::int64_t n, std::int64_t k, std::uint32_t* out) {
-  if (n < 0 || k < 0 || k % 16 != 0 || n % 64 != 0) return status::bad_shape;
+inline status marlin_shape(std::int64_t n, std::int64_t k) {
+  return (n < 0 || k < 0 || k % 16 != 0 || n % 64 != 0) ? status::bad_shape : status::ok;
+}
+}  // namespace detail
+namespace marlin {
+
+// Marlin int32 [K/16, 2N] from 4-bit codes q [N, K]: std::uint8_t, the stored uint4b8/uint4 nibbles;
+// std::int8_t, signed codes in [-8, 7] stored as uint4b8 (q + 8), the symmetric GPTQ/compressed-tensors type.
+template <class T, std::enable_if_t<detail::one_of<T, std::int8_t, std::uint8_t>, int> = 0>
+inline status pack_weight(const matrix_view<T>& q, const matrix_view<std::uint32_t>& out) {
+  constexpr bool is_signed = std::is_same<std::remove_const_t<T>, std::int8_t>::value;
+  if (status e = detail::check_extents(q); e != status::ok) return e;
+  const std::int64_t n = q.rows, k = q.cols;
+  if (status e = detail::marlin_shape(n, k); e != status::ok) return e;
   if (n * k == 0) return status::ok;
-  if (q == nullptr || out == nullptr) return status::null_pointer;
-  if (!detail::codes_fit(q, n * k, 4, true)) return status::code_out_of_range;
-  // Small shapes only need a temporary; one pass through the unsigned path keeps one definition.
-  std::uint8_t* u = new std::uint8_t[static_cast<std::size_t>(n * k)];
-  for (std::int64_t i = 0; i < n * k; ++i) u[i] = static_cast<std::uint8_t>(to_offset_binary(q[i], 4));
-  const status s = pack_weight(u, n, k, out);
-  delete[] u;
-  return s;
+  if (status e = detail::check_extents(out, k / 16, 2 * n); e != status::ok) return e;
+  if (!detail::codes_fit(q, 4, is_signed)) return status::code_out_of_range;
+  detail::marlin_words(n, k, [&](std::int64_t nn, std::int64_t kk) {
+    const std::int32_t v = static_cast<std::int32_t>(q(nn, kk));
+    return is_signed ? to_offset_binary(v, 4) : static_cast<std::uint32_t>(v);
+  }, out);
+  return status::ok;
 }
 
 // gptq_marlin_repack without act-order: GPTQ qweight [K/8, N] (4-bit) -> Marlin [K/16, 2N].
-inline status repack_gptq(const std::uint32_t* qweight, std::int64_t k, std::int64_t n, std::uint32_t* out) {
-  if (n < 0 || k < 0 || k % 16 != 0 || n % 64 != 0) return status::bad_shape;
+inline status repack_gptq(const matrix_view<const std::uint32_t>& qweight, const matrix_view<std::uint32_t>& out) {
+  if (status e = detail::check_extents(qweight); e != status::ok) return e;
+  const std::int64_t n = qweight.cols, k = 8 * qweight.rows;
+  if (status e = detail::marlin_shape(n, k); e != status::ok) return e;
   if (n * k == 0) return status::ok;
-  if (qweight == nullptr || out == nullptr) return status::null_pointer;
-  std::uint8_t* u = new std::uint8_t[static_cast<std::size_t>(n * k)];
-  for (std::int64_t c = 0; c < n; ++c)
-    for (std::int64_t kk = 0; kk < k; ++kk) u[c * k + kk] = static_cast<std::uint8_t>(nibble_of(qweight[(kk / 8) * n + c], static_cast<int>(kk % 8)));
-  const status s = pack_weight(u, n, k, out);
-  delete[] u;
-  return s;
+  if (status e = detail::check_extents(out, k / 16, 2 * n); e != status::ok) return e;
+  detail::marlin_words(n, k, [&](std::int64_t nn, std::int64_t kk) { return nibble_of(qweight(kk / 8, nn), static_cast<int>(kk % 8)); }, out);
+  return status::ok;
 }
 
-// marlin::permute_scales: scales s[N, G] (weight orientation; any element type T, e.g. fp16/bf16
-// bits or float) -> permuted [G, N]. group = -1 or group >= k selects the channel-wise permutation
-// (G must then be 1). N % 64 == 0.
+// marlin::permute_scales: scales s [N, G] (weight orientation; any element type T, e.g. fp16/bf16
+// bits or float) -> permuted out [G, N], for a weight of K input features quantized in groups of `group`.
+// group = -1 or group >= k selects the channel-wise permutation (G must then be 1). N % 64 == 0.
 template <class T>
-inline status permute_scales(const T* s, std::int64_t n, std::int64_t groups, std::int64_t k,
-                             std::int64_t group, T* out) {
-  if (n < 0 || groups < 0 || k < 0 || n % 64 != 0) return status::bad_shape;
+inline status permute_scales(const matrix_view<const T>& s, std::int64_t k, std::int64_t group, const matrix_view<T>& out) {
+  if (status e = detail::check_extents(s); e != status::ok) return e;
+  const std::int64_t n = s.rows, groups = s.cols;
+  if (k < 0 || n % 64 != 0) return status::bad_shape;
   if (group == 0 || group < -1) return status::bad_group;
   const bool grouped = group != -1 && group < k;
   if (grouped ? groups * group != k : groups != 1) return status::bad_group;
   if (n * groups == 0) return status::ok;
-  if (s == nullptr || out == nullptr) return status::null_pointer;
+  if (status e = detail::check_extents(out, groups, n); e != status::ok) return e;
   static const int single_off[8] = {0, 1, 8, 9, 16, 17, 24, 25};
   const int chunk = grouped ? 64 : 32;
   const std::int64_t total = n * groups;
@@ -119,10 +127,13 @@ inline status permute_scales(const T* s, std::int64_t n, std::int64_t groups, st
     const int i = static_cast<int>(p % chunk);
     const int src_in_chunk = grouped ? (i / 8) + 8 * (i % 8) : 2 * (i / 8) + single_off[i % 8];
     const std::int64_t src = (p / chunk) * chunk + src_in_chunk;  // flat index into [G, N]
-    const std::int64_t g = src / n, c = src % n;
-    out[p] = s[c * groups + g];
+    out(p / n, p % n) = s(src % n, src / n);
   }
   return status::ok;
+}
+template <class T, std::enable_if_t<!std::is_const<T>::value, int> = 0>
+inline status permute_scales(const matrix_view<T>& s, std::int64_t k, std::int64_t group, const matrix_view<T>& out) {
+  return permute_scales(detail::as_const(s), k, group, out);
 }
 
 }  // namespace marlin

@@ -1,5 +1,5 @@
 // qnum/layout/pack.hpp: lossless bit packing of integer codes (dense N-bit into int32 words, nibble pairs in
-// bytes, UE8M0 scales four per int32), as QNUM_HD primitives and checked host functions over arrays.
+// bytes, UE8M0 scales four per int32), as QNUM_HD primitives and checked host functions over views.
 //
 // Conventions (all layouts in this header are little-endian and least significant first):
 //   dense N-bit (compressed-tensors pack_to_int32): element i of a packed line lives at global bit
@@ -15,11 +15,13 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "qnum/config.hpp"
 #include "qnum/detail/bits.hpp"
 #include "qnum/detail/fp_rn.hpp"
 #include "qnum/status.hpp"
+#include "qnum/view.hpp"
 
 QNUM_BEGIN_NAMESPACE
 
@@ -125,190 +127,198 @@ QNUM_HD void dequantize_int4_word(std::uint32_t word, float scale, std::int32_t 
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Host functions over arrays (row-major, no strides). All check pointers, shapes and code ranges.
+// Host functions over views (qnum/view.hpp: row-major, any row stride). Each checks bit widths, extents
+// (an output view must have exactly the shape the layout writes: bad_shape otherwise), pointers and
+// code ranges before it writes anything. An empty input (no elements) is ok and writes nothing.
 
 namespace detail {
-inline bool pack_shape_ok(std::int64_t rows, std::int64_t cols) { return rows >= 0 && cols >= 0; }
+// Whether every code of v is a signed / unsigned `bits`-bit value.
 template <class T>
-inline bool codes_fit(const T* codes, std::int64_t n, int bits, bool is_signed) {
-  for (std::int64_t i = 0; i < n; ++i) {
-    const std::int32_t v = static_cast<std::int32_t>(codes[i]);
-    if (is_signed ? !signed_code_fits(v, bits) : !unsigned_code_fits(v, bits)) return false;
-  }
+inline bool codes_fit(const matrix_view<T>& v, int bits, bool is_signed) {
+  for (std::int64_t r = 0; r < v.rows; ++r)
+    for (std::int64_t c = 0; c < v.cols; ++c) {
+      const std::int32_t x = static_cast<std::int32_t>(v(r, c));
+      if (is_signed ? !signed_code_fits(x, bits) : !unsigned_code_fits(x, bits)) return false;
+    }
   return true;
+}
+// Shape of the words pack_int32 writes for a rows x cols array.
+inline void packed_extent(std::int64_t rows, std::int64_t cols, int bits, packed_dim dim, std::int64_t& pr, std::int64_t& pc) {
+  pr = dim == packed_dim::cols ? rows : packed_words(rows, bits);
+  pc = dim == packed_dim::cols ? packed_words(cols, bits) : cols;
+}
+// The checks of both directions, in order: bits (1..8), the codes' view, then (codes not empty) the words'
+// view against the packed shape of the codes.
+template <class C, class W>
+inline status dense_check(int bits, packed_dim dim, const matrix_view<C>& codes, const matrix_view<W>& words) {
+  if (bits < 1 || bits > 8) return status::bad_bits;
+  if (status e = check_extents(codes); e != status::ok || codes.size() == 0) return e;
+  std::int64_t pr, pc;
+  packed_extent(codes.rows, codes.cols, bits, dim, pr, pc);
+  return check_extents(words, pr, pc);
 }
 // flip: XORed into every (unsigned) field before packing: qnum's two's complement codes become offset
 // binary with flip = 2^(bits-1).
 template <class T>
-inline status pack_dense_impl(const T* codes, std::int64_t rows, std::int64_t cols, int bits, packed_dim dim,
-                              bool is_signed, std::uint32_t* out, std::uint32_t flip = 0) {
-  if (bits < 1 || bits > 8) return status::bad_bits;
-  if (!pack_shape_ok(rows, cols)) return status::bad_shape;
-  const std::int64_t n = rows * cols;
-  if (n == 0) return status::ok;
-  if (codes == nullptr || out == nullptr) return status::null_pointer;
-  if (!codes_fit(codes, n, bits, is_signed)) return status::code_out_of_range;
-  const std::int64_t lines = dim == packed_dim::cols ? rows : cols;
-  const std::int64_t len = dim == packed_dim::cols ? cols : rows;
-  const std::int64_t wpl = packed_words(len, bits);
+inline status pack_dense_impl(const matrix_view<const T>& codes, int bits, packed_dim dim, bool is_signed,
+                              const matrix_view<std::uint32_t>& out, std::uint32_t flip = 0) {
+  if (status e = dense_check(bits, dim, codes, out); e != status::ok || codes.size() == 0) return e;
+  const std::int64_t rows = codes.rows, cols = codes.cols;
+  std::int64_t pr, pc;
+  packed_extent(rows, cols, bits, dim, pr, pc);
+  if (!codes_fit(codes, bits, is_signed)) return status::code_out_of_range;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
   if (sizeof(T) == 1 && bits == 4 && dim == packed_dim::cols && cols % 8 == 0) {
     // Eight 4-bit fields per word, field i at bits 4i: the codes' low nibbles (offset-binary for signed:
     // (v + 8) & 15 == (v & 15) ^ 8) gathered from 8 bytes with three shift-or-mask steps.
     const std::uint64_t flip64 = is_signed ? 0x0808080808080808ull : 0x0101010101010101ull * (flip & 15u);
-    for (std::int64_t i = 0; i < n / 8; ++i) {
-      std::uint64_t w;
-      std::memcpy(&w, codes + 8 * i, 8);
-      w = (w ^ flip64) & 0x0F0F0F0F0F0F0F0Full;
-      w = (w | (w >> 4)) & 0x00FF00FF00FF00FFull;
-      w = (w | (w >> 8)) & 0x0000FFFF0000FFFFull;
-      out[i] = static_cast<std::uint32_t>(w | (w >> 16));
-    }
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t i = 0; i < cols / 8; ++i) {
+        std::uint64_t w;
+        std::memcpy(&w, &codes(r, 8 * i), 8);
+        w = (w ^ flip64) & 0x0F0F0F0F0F0F0F0Full;
+        w = (w | (w >> 4)) & 0x00FF00FF00FF00FFull;
+        w = (w | (w >> 8)) & 0x0000FFFF0000FFFFull;
+        out(r, i) = static_cast<std::uint32_t>(w | (w >> 16));
+      }
     return status::ok;
   }
 #endif
-  for (std::int64_t i = 0; i < lines * wpl; ++i) out[i] = 0;
-  // packed_dim::cols: line r is row r, words out[r*wpl .. ]. packed_dim::rows: line c is column c,
-  // word w of it sits at out[w*cols + c] (the [ceil(rows*bits/32), cols] transpose).
+  for (std::int64_t r = 0; r < pr; ++r)
+    for (std::int64_t c = 0; c < pc; ++c) out(r, c) = 0;
+  // packed_dim::cols: line r is row r of out. packed_dim::rows: line c is column c of out, word w of it
+  // at out(w, c) (the [ceil(rows*bits/32), cols] transpose).
   for (std::int64_t r = 0; r < rows; ++r) {
     for (std::int64_t c = 0; c < cols; ++c) {
-      const std::int32_t v = static_cast<std::int32_t>(codes[r * cols + c]);
+      const std::int32_t v = static_cast<std::int32_t>(codes(r, c));
       const std::uint32_t field = is_signed ? to_offset_binary(v, bits) : static_cast<std::uint32_t>(v) ^ flip;
       if (dim == packed_dim::cols) {
-        dense_or(out + r * wpl, c, bits, field);
+        dense_or(&out(r, 0), c, bits, field);
       } else {
         const std::int64_t bit = r * bits;
         const std::int64_t w = bit >> 5;
         const int off = static_cast<int>(bit & 31);
-        out[w * cols + c] |= field << off;
-        if (off + bits > 32) out[(w + 1) * cols + c] |= field >> (32 - off);
+        out(w, c) |= field << off;
+        if (off + bits > 32) out(w + 1, c) |= field >> (32 - off);
       }
     }
   }
   return status::ok;
 }
 template <class T>
-inline status unpack_dense_impl(const std::uint32_t* words, std::int64_t rows, std::int64_t cols, int bits,
-                                packed_dim dim, bool is_signed, T* out) {
-  if (bits < 1 || bits > 8) return status::bad_bits;
-  if (!pack_shape_ok(rows, cols)) return status::bad_shape;
-  if (rows * cols == 0) return status::ok;
-  if (words == nullptr || out == nullptr) return status::null_pointer;
-  const std::int64_t wpl = packed_words(dim == packed_dim::cols ? cols : rows, bits);
+inline status unpack_dense_impl(const matrix_view<const std::uint32_t>& words, int bits, packed_dim dim, bool is_signed,
+                                const matrix_view<T>& out) {
+  if (status e = dense_check(bits, dim, out, words); e != status::ok || out.size() == 0) return e;
+  const std::int64_t rows = out.rows, cols = out.cols;
   for (std::int64_t r = 0; r < rows; ++r) {
     for (std::int64_t c = 0; c < cols; ++c) {
       std::uint32_t field;
       if (dim == packed_dim::cols) {
-        field = dense_get(words + r * wpl, c, bits);
+        field = dense_get(&words(r, 0), c, bits);
       } else {
         const std::int64_t bit = r * bits;
         const std::int64_t w = bit >> 5;
         const int off = static_cast<int>(bit & 31);
-        field = words[w * cols + c] >> off;
-        if (off + bits > 32) field |= words[(w + 1) * cols + c] << (32 - off);
+        field = words(w, c) >> off;
+        if (off + bits > 32) field |= words(w + 1, c) << (32 - off);
         field &= low_mask(bits);
       }
-      out[r * cols + c] = static_cast<T>(is_signed ? from_offset_binary(field, bits) : static_cast<std::int32_t>(field));
+      out(r, c) = static_cast<T>(is_signed ? from_offset_binary(field, bits) : static_cast<std::int32_t>(field));
     }
   }
   return status::ok;
 }
+template <class T, class... U>
+inline constexpr bool one_of = (std::is_same<std::remove_const_t<T>, U>::value || ...);
 }  // namespace detail
 
-// Number of int32 words pack_int32 writes for a [rows, cols] array: [rows, ceil(cols*bits/32)]
+// The shape of the int32 words pack_int32 writes for a [rows, cols] array: [rows, ceil(cols*bits/32)]
 // (packed_dim::cols) or [ceil(rows*bits/32), cols] (packed_dim::rows).
-inline std::int64_t pack_int32_size(std::int64_t rows, std::int64_t cols, int bits, packed_dim dim) {
-  return dim == packed_dim::cols ? rows * packed_words(cols, bits) : packed_words(rows, bits) * cols;
+inline extent pack_int32_shape(std::int64_t rows, std::int64_t cols, int bits, packed_dim dim) {
+  extent e;
+  detail::packed_extent(rows, cols, bits, dim, e.rows, e.cols);
+  return e;
 }
 
-// compressed-tensors pack_to_int32(value, bits, packed_dim): signed codes q in [-2^(b-1), 2^(b-1)-1]
-// stored offset-binary (q + 2^(b-1)) densely along `dim`, bits 1..8. out must hold pack_int32_size.
-inline status pack_int32(const std::int8_t* codes, std::int64_t rows, std::int64_t cols, int bits, packed_dim dim,
-                         std::uint32_t* out) {
-  return detail::pack_dense_impl(codes, rows, cols, bits, dim, true, out);
+// compressed-tensors pack_to_int32(value, bits, packed_dim) into out [pack_int32_shape], bits 1..8:
+//   std::int8_t / std::int32_t codes: signed q in [-2^(b-1), 2^(b-1)-1], stored offset-binary (q + 2^(b-1))
+//     (int32: the zero points quantize writes for asymmetric schemes);
+//   std::uint8_t codes: unsigned v in [0, 2^b - 1], stored as they are (GPTQ/AWQ nibbles, uint4 codes).
+// A code outside its range -> code_out_of_range.
+template <class T, std::enable_if_t<detail::one_of<T, std::int8_t, std::uint8_t, std::int32_t>, int> = 0>
+inline status pack_int32(const matrix_view<T>& codes, int bits, packed_dim dim, const matrix_view<std::uint32_t>& out) {
+  using E = std::remove_const_t<T>;
+  return detail::pack_dense_impl<E>(detail::as_const(codes), bits, dim, !std::is_same<E, std::uint8_t>::value, out);
 }
-// Same layout for unsigned codes v in [0, 2^b - 1], stored as they are (no offset): GPTQ/AWQ nibbles,
-// asymmetric uint4 codes.
-inline status pack_int32(const std::uint8_t* codes, std::int64_t rows, std::int64_t cols, int bits, packed_dim dim,
-                         std::uint32_t* out) {
-  return detail::pack_dense_impl(codes, rows, cols, bits, dim, false, out);
-}
-// Signed values held in int32 (the zero points quantize writes for asymmetric schemes), offset-binary as
-// the int8 overload; a value outside [-2^(bits-1), 2^(bits-1)-1] gives code_out_of_range.
-inline status pack_int32(const std::int32_t* codes, std::int64_t rows, std::int64_t cols, int bits, packed_dim dim,
-                         std::uint32_t* out) {
-  return detail::pack_dense_impl(codes, rows, cols, bits, dim, true, out);
-}
-// Inverse of pack_int32 (compressed-tensors unpack_from_int32 for the int8 overload): [rows, cols] codes.
-inline status unpack_int32(const std::uint32_t* words, std::int64_t rows, std::int64_t cols, int bits,
-                           packed_dim dim, std::int8_t* out) {
-  return detail::unpack_dense_impl(words, rows, cols, bits, dim, true, out);
-}
-inline status unpack_int32(const std::uint32_t* words, std::int64_t rows, std::int64_t cols, int bits,
-                           packed_dim dim, std::uint8_t* out) {
-  return detail::unpack_dense_impl(words, rows, cols, bits, dim, false, out);
+// Inverse of pack_int32 (compressed-tensors unpack_from_int32 for signed codes): the codes' shape is out's.
+template <class T, std::enable_if_t<detail::one_of<T, std::int8_t, std::uint8_t>, int> = 0>
+inline status unpack_int32(const matrix_view<const std::uint32_t>& words, int bits, packed_dim dim, const matrix_view<T>& out) {
+  return detail::unpack_dense_impl(words, bits, dim, std::is_same<T, std::int8_t>::value, out);
 }
 
-// n 4-bit codes (each 0..15, one per byte) into ceil(n/2) bytes with `order`; an odd n leaves the
-// last byte's second nibble 0. Codes > 15 -> code_out_of_range.
-inline status pack_nibbles(const std::uint8_t* codes, std::int64_t n, nibble_order order, std::uint8_t* out) {
-  if (n < 0) return status::bad_shape;
-  if (n == 0) return status::ok;
-  if (codes == nullptr || out == nullptr) return status::null_pointer;
-  for (std::int64_t i = 0; i < n; ++i)
-    if (codes[i] > 15) return status::code_out_of_range;
-  for (std::int64_t i = 0; i < n / 2; ++i) out[i] = pack_nibble_pair(codes[2 * i], codes[2 * i + 1], order);
-  if (n % 2) out[n / 2] = pack_nibble_pair(codes[n - 1], 0, order);
+// Rows of 4-bit codes (each 0..15, one per byte) [rows, cols] -> bytes [rows, ceil(cols/2)] with `order`;
+// an odd cols leaves the last byte's second nibble 0. A code > 15 -> code_out_of_range.
+inline status pack_nibbles(const matrix_view<const std::uint8_t>& codes, nibble_order order, const matrix_view<std::uint8_t>& out) {
+  if (status e = detail::check_extents(codes); e != status::ok) return e;
+  if (codes.size() == 0) return status::ok;
+  const std::int64_t n = codes.cols;
+  if (status e = detail::check_extents(out, codes.rows, (n + 1) / 2); e != status::ok) return e;
+  if (!detail::codes_fit(codes, 4, false)) return status::code_out_of_range;
+  for (std::int64_t r = 0; r < codes.rows; ++r) {
+    const std::uint8_t* c = &codes(r, 0);
+    std::uint8_t* o = &out(r, 0);
+    for (std::int64_t i = 0; i < n / 2; ++i) o[i] = pack_nibble_pair(c[2 * i], c[2 * i + 1], order);
+    if (n % 2) o[n / 2] = pack_nibble_pair(c[n - 1], 0, order);
+  }
   return status::ok;
 }
-// Inverse of pack_nibbles: n codes (0..15) from ceil(n/2) bytes.
-inline status unpack_nibbles(const std::uint8_t* bytes, std::int64_t n, nibble_order order, std::uint8_t* out) {
-  if (n < 0) return status::bad_shape;
-  if (n == 0) return status::ok;
-  if (bytes == nullptr || out == nullptr) return status::null_pointer;
-  for (std::int64_t i = 0; i < n; ++i) out[i] = static_cast<std::uint8_t>(unpack_nibble(bytes[i / 2], static_cast<int>(i % 2), order));
+// Inverse of pack_nibbles: codes [rows, cols] (out's shape, 0..15) from bytes [rows, ceil(cols/2)].
+inline status unpack_nibbles(const matrix_view<const std::uint8_t>& bytes, nibble_order order, const matrix_view<std::uint8_t>& out) {
+  if (status e = detail::check_extents(out); e != status::ok) return e;
+  if (out.size() == 0) return status::ok;
+  if (status e = detail::check_extents(bytes, out.rows, (out.cols + 1) / 2); e != status::ok) return e;
+  for (std::int64_t r = 0; r < out.rows; ++r)
+    for (std::int64_t i = 0; i < out.cols; ++i) out(r, i) = static_cast<std::uint8_t>(unpack_nibble(bytes(r, i / 2), static_cast<int>(i % 2), order));
   return status::ok;
 }
 
-// UE8M0 scale bytes e[rows, groups] (row-major) -> int32 words [rows, ceil(groups/4)], byte i of
-// word j = e[r, 4j+i], missing tail bytes 0 (DeepGEMM pack_ue8m0_to_int on a K-major scale tensor).
-inline status pack_ue8m0(const std::uint8_t* e, std::int64_t rows, std::int64_t groups, std::uint32_t* out) {
-  if (rows < 0 || groups < 0) return status::bad_shape;
-  if (rows * groups == 0) return status::ok;
-  if (e == nullptr || out == nullptr) return status::null_pointer;
-  const std::int64_t wpr = (groups + 3) / 4;
-  for (std::int64_t r = 0; r < rows; ++r)
+// UE8M0 scale bytes e [rows, groups] -> int32 words [rows, ceil(groups/4)], byte i of word j = e(r, 4j+i),
+// missing tail bytes 0 (DeepGEMM pack_ue8m0_to_int on a K-major scale tensor).
+inline status pack_ue8m0(const matrix_view<const std::uint8_t>& e, const matrix_view<std::uint32_t>& out) {
+  if (status s = detail::check_extents(e); s != status::ok) return s;
+  if (e.size() == 0) return status::ok;
+  const std::int64_t groups = e.cols, wpr = (groups + 3) / 4;
+  if (status s = detail::check_extents(out, e.rows, wpr); s != status::ok) return s;
+  for (std::int64_t r = 0; r < e.rows; ++r)
     for (std::int64_t j = 0; j < wpr; ++j) {
       std::uint8_t b[4] = {0, 0, 0, 0};
       for (int i = 0; i < 4; ++i)
-        if (4 * j + i < groups) b[i] = e[r * groups + 4 * j + i];
-      out[r * wpr + j] = pack_ue8m0x4(b[0], b[1], b[2], b[3]);
+        if (4 * j + i < groups) b[i] = e(r, 4 * j + i);
+      out(r, j) = pack_ue8m0x4(b[0], b[1], b[2], b[3]);
     }
   return status::ok;
 }
-// Inverse of pack_ue8m0: e[rows, groups] from [rows, ceil(groups/4)] words.
-inline status unpack_ue8m0(const std::uint32_t* words, std::int64_t rows, std::int64_t groups, std::uint8_t* e) {
-  if (rows < 0 || groups < 0) return status::bad_shape;
-  if (rows * groups == 0) return status::ok;
-  if (words == nullptr || e == nullptr) return status::null_pointer;
-  const std::int64_t wpr = (groups + 3) / 4;
-  for (std::int64_t r = 0; r < rows; ++r)
-    for (std::int64_t g = 0; g < groups; ++g)
-      e[r * groups + g] = static_cast<std::uint8_t>(words[r * wpr + g / 4] >> (8 * (g % 4)));
+// Inverse of pack_ue8m0: e [rows, groups] (e's shape) from words [rows, ceil(groups/4)].
+inline status unpack_ue8m0(const matrix_view<const std::uint32_t>& words, const matrix_view<std::uint8_t>& e) {
+  if (status s = detail::check_extents(e); s != status::ok) return s;
+  if (e.size() == 0) return status::ok;
+  if (status s = detail::check_extents(words, e.rows, (e.cols + 3) / 4); s != status::ok) return s;
+  for (std::int64_t r = 0; r < e.rows; ++r)
+    for (std::int64_t g = 0; g < e.cols; ++g) e(r, g) = static_cast<std::uint8_t>(words(r, g / 4) >> (8 * (g % 4)));
   return status::ok;
 }
-// Power-of-two float scales s[rows, groups] -> UE8M0 bytes (float_bits >> 23). A scale that is not
+// Power-of-two float scales s -> UE8M0 bytes e of the same shape (float_bits >> 23). A scale that is not
 // a positive normal power of two (0, negative, subnormal, NaN, Inf, any mantissa bit) ->
-// code_out_of_range and nothing useful in e.
-inline status ue8m0_from_pow2_scales(const float* s, std::int64_t n, std::uint8_t* e) {
-  if (n < 0) return status::bad_shape;
-  if (n == 0) return status::ok;
-  if (s == nullptr || e == nullptr) return status::null_pointer;
-  for (std::int64_t i = 0; i < n; ++i) {
-    const std::int32_t v = ue8m0_of_pow2(s[i]);
-    if (v < 0) return status::code_out_of_range;
-    e[i] = static_cast<std::uint8_t>(v);
-  }
+// code_out_of_range, nothing written.
+inline status ue8m0_from_pow2_scales(const matrix_view<const float>& s, const matrix_view<std::uint8_t>& e) {
+  if (status st = detail::check_extents(s); st != status::ok) return st;
+  if (s.size() == 0) return status::ok;
+  if (status st = detail::check_extents(e, s.rows, s.cols); st != status::ok) return st;
+  for (std::int64_t r = 0; r < s.rows; ++r)
+    for (std::int64_t c = 0; c < s.cols; ++c)
+      if (ue8m0_of_pow2(s(r, c)) < 0) return status::code_out_of_range;
+  for (std::int64_t r = 0; r < s.rows; ++r)
+    for (std::int64_t c = 0; c < s.cols; ++c) e(r, c) = static_cast<std::uint8_t>(ue8m0_of_pow2(s(r, c)));
   return status::ok;
 }
 

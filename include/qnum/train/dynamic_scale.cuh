@@ -2,6 +2,12 @@
 // and residual error feedback, and the INT8-state Adam step (device twins of dynamic_scale.hpp and
 // int8_adam.hpp: same element functions, same bits).
 //
+//   gpu::launch_quantize_gradient_int8(g, groups, codes, residual, states, scratch, cfg, stream)
+//   gpu::launch_dequantize_gradient_int8(codes, groups, states, out, stream)
+//   gpu::launch_int8_adam_step(p, g, state, config, t, stream)
+// Same matrix_view arguments (of device memory), the same checks (one function each, shared with the host:
+// detail::check_quantize_gradient, detail::check_dequantize_gradient, int8_adam_check) and the same statuses.
+//
 // launch_quantize_gradient_int8 enqueues five kernels on `stream`; only two of them touch the tensor:
 //   begin    (per group)   decide whether a pre-scan is needed (first step, scale_timing::current,
 //                          or nonfinite_policy::skip_step), clear the scratch
@@ -24,6 +30,7 @@
 #include "qnum/gpu/status.cuh"
 #include "qnum/train/dynamic_scale.hpp"
 #include "qnum/train/int8_adam.hpp"
+#include "qnum/view.hpp"
 
 QNUM_BEGIN_NAMESPACE
 namespace gpu {
@@ -333,38 +340,37 @@ inline unsigned grid_for(std::size_t n, unsigned threads, unsigned cap = 4096) {
 
 }  // namespace detail
 
-// Device version of quantize_gradient_int8 (same arguments and results, device pointers):
-//   g [n], codes [n], residual [n] fp32 or bf16 bits or nullptr, states [n_groups] (device copies of
-//   dynamic_scale_state, zero-initialised), scratch of dynamic_scale_scratch_bytes(n_groups) bytes.
-// Returns the host function's status for bad arguments (nothing enqueued), else the launch's CUDA error as a
-// status (gpu/status.cuh); the outcome of the step (ok, ok_zeroed_nonfinite, skipped_nonfinite) is in the
-// scratch header once the stream reaches it: dynamic_scale_status(header).
+// Device version of quantize_gradient_int8 (same arguments and results, views of device memory):
+//   g, codes [rows, cols], residual [rows, cols] fp32 or bf16 bits or an empty view, states
+//   scale_shape(rows, cols, groups) (device copies of dynamic_scale_state, zero-initialised), scratch of
+//   dynamic_scale_scratch_bytes(number of groups) bytes.
+// Returns the host function's status for bad arguments (detail::check_quantize_gradient, the same checks;
+// a null scratch is null_pointer; nothing enqueued), else the launch's CUDA error as a status
+// (gpu/status.cuh); the outcome of the step (ok, ok_zeroed_nonfinite, skipped_nonfinite) is in the scratch
+// header once the stream reaches it: dynamic_scale_status(header).
 template <class Residual = float>
-status launch_quantize_gradient_int8(const float* g, std::int8_t* codes, Residual* residual, std::size_t n,
-                                     std::size_t group_size, dynamic_scale_state* states, void* scratch,
-                                     const dynamic_scale_config& cfg, cudaStream_t stream = 0) {
-  static_assert(std::is_same_v<Residual, float> || std::is_same_v<Residual, std::uint16_t>,
-                "residual buffer: float (fp32) or std::uint16_t (bf16 bits)");
-  if (!dynamic_scale_config_valid(cfg)) return status::bad_config;
-  if (n == 0) return status::ok;
-  if (g == nullptr || codes == nullptr || states == nullptr || scratch == nullptr) return status::null_pointer;
-  const std::size_t gs = group_size == 0 ? n : group_size;
-  if (n % gs != 0) return status::bad_group;
-  const std::size_t n_groups = n / gs;
+status launch_quantize_gradient_int8(matrix_view<const float> g, group_shape groups, matrix_view<std::int8_t> codes,
+                                     matrix_view<Residual> residual, matrix_view<dynamic_scale_state> states,
+                                     void* scratch, const dynamic_scale_config& cfg, cudaStream_t stream = 0) {
+  const qnum::detail::gradient_args a =
+      qnum::detail::check_quantize_gradient(g, groups, codes, residual, states, cfg, scratch == nullptr);
+  if (a.st != status::ok || a.n == 0) return a.st;
+  const std::size_t n = a.n, gs = a.gs, n_groups = a.n_groups;
+  Residual* r = residual.data;  // null: no error feedback
   auto* h = static_cast<dynamic_scale_scratch_header*>(scratch);
   constexpr unsigned threads = 256;
-  const bool vec = detail::vec4_ok(g, codes, residual, gs);
+  const bool vec = detail::vec4_ok(g.data, codes.data, r, gs);
   const unsigned gb = detail::grid_for(n_groups, threads, 1u << 20);
   const unsigned eb = detail::grid_for(vec ? n / 4 : n, threads);
-  detail::ds_begin_kernel<><<<gb, threads, 0, stream>>>(states, n_groups, h, cfg);
-  detail::ds_scan_kernel<Residual><<<eb, threads, 0, stream>>>(g, residual, n, gs, vec, h);
-  detail::ds_prepare_kernel<><<<gb, threads, 0, stream>>>(states, n_groups, h, cfg);
+  detail::ds_begin_kernel<><<<gb, threads, 0, stream>>>(states.data, n_groups, h, cfg);
+  detail::ds_scan_kernel<Residual><<<eb, threads, 0, stream>>>(g.data, r, n, gs, vec, h);
+  detail::ds_prepare_kernel<><<<gb, threads, 0, stream>>>(states.data, n_groups, h, cfg);
   if (cfg.round.mode == rounding_mode::stochastic) {
-    detail::ds_quantize_kernel<Residual, true><<<eb, threads, 0, stream>>>(g, codes, residual, n, gs, vec, states, h, cfg);
+    detail::ds_quantize_kernel<Residual, true><<<eb, threads, 0, stream>>>(g.data, codes.data, r, n, gs, vec, states.data, h, cfg);
   } else {
-    detail::ds_quantize_kernel<Residual, false><<<eb, threads, 0, stream>>>(g, codes, residual, n, gs, vec, states, h, cfg);
+    detail::ds_quantize_kernel<Residual, false><<<eb, threads, 0, stream>>>(g.data, codes.data, r, n, gs, vec, states.data, h, cfg);
   }
-  detail::ds_finish_kernel<><<<gb, threads, 0, stream>>>(states, n_groups, n, h);
+  detail::ds_finish_kernel<><<<gb, threads, 0, stream>>>(states.data, n_groups, n, h);
   return from_cuda(cudaGetLastError());
 }
 
@@ -496,33 +502,37 @@ __global__ void int8_adam_kernel(float* p, const float* g, std::size_t n, int8_a
 
 }  // namespace detail
 
-// Device version of dequantize_gradient_int8 (out: float* for fp32, std::uint16_t* bits otherwise).
-inline status launch_dequantize_gradient_int8(const std::int8_t* codes, std::size_t n, std::size_t group_size,
-                                              const dynamic_scale_state* states, void* out, dtype t,
-                                              cudaStream_t stream = 0) {
-  if (!is_tensor_dtype(t)) return status::bad_type;
-  if (n == 0) return status::ok;
-  if (codes == nullptr || states == nullptr || out == nullptr) return status::null_pointer;
-  const std::size_t gs = group_size == 0 ? n : group_size;
-  if (n % gs != 0) return status::bad_group;
+// Device version of dequantize_gradient_int8 (same arguments, checks and results; views of device memory:
+// out is float with type fp32, or std::uint16_t bits with type bf16 or fp16).
+template <class T>
+status launch_dequantize_gradient_int8(matrix_view<const std::int8_t> codes, group_shape groups,
+                                       matrix_view<const dynamic_scale_state> states, matrix_view<T> out,
+                                       cudaStream_t stream = 0) {
+  const qnum::detail::gradient_args a = qnum::detail::check_dequantize_gradient(codes, groups, states, out);
+  if (a.st != status::ok || a.n == 0) return a.st;
+  const std::size_t n = a.n, gs = a.gs;
+  const dtype t = out.type;
   const auto aligned = [](const void* p, std::uintptr_t b) { return (reinterpret_cast<std::uintptr_t>(p) % b) == 0; };
-  const bool vec = gs % 4 == 0 && aligned(codes, 4) && aligned(out, t == dtype::fp32 ? 16 : 8);
-  detail::dequant_kernel<><<<detail::grid_for(vec ? n / 16 : n, 256), 256, 0, stream>>>(codes, n, gs, vec, states, out, t);
+  const bool vec = gs % 4 == 0 && aligned(codes.data, 4) && aligned(out.data, t == dtype::fp32 ? 16 : 8);
+  detail::dequant_kernel<><<<detail::grid_for(vec ? n / 16 : n, 256), 256, 0, stream>>>(codes.data, n, gs, vec, states.data,
+                                                                                        out.data, t);
   return from_cuda(cudaGetLastError());
 }
 
-// Device version of int8_adam_step (one pass over p, g and the states; same bits as the host).
-inline status launch_int8_adam_step(float* p, const float* g, std::size_t n, int8_adam_state st,
+// Device version of int8_adam_step (one pass over p, g and the states; same checks, int8_adam_check, and
+// same bits as the host; views of device memory).
+inline status launch_int8_adam_step(matrix_view<float> p, matrix_view<const float> g, int8_adam_state st,
                                     const int8_adam_config& c, std::uint64_t t, cudaStream_t stream = 0) {
-  if (status e = int8_adam_check(p, g, n, st, c, t); e != status::ok || n == 0) return e;
+  if (status e = int8_adam_check(p, g, st, c, t); e != status::ok || g.size() == 0) return e;
+  const std::size_t n = static_cast<std::size_t>(g.size());
   const int8_adam_scalars s = int8_adam_scalars_for(c, t);
   const std::size_t blocks = int8_adam_blocks(n, c.block_size);
   if (blocks > 0x7FFFFFFFu) return status::bad_shape;
   const dim3 grid(static_cast<unsigned>(blocks));
   if (c.round.mode == rounding_mode::stochastic) {
-    detail::int8_adam_kernel<true><<<grid, detail::adam_threads, 0, stream>>>(p, g, n, st, c.block_size, s, c.round.seed, t);
+    detail::int8_adam_kernel<true><<<grid, detail::adam_threads, 0, stream>>>(p.data, g.data, n, st, c.block_size, s, c.round.seed, t);
   } else {
-    detail::int8_adam_kernel<false><<<grid, detail::adam_threads, 0, stream>>>(p, g, n, st, c.block_size, s, c.round.seed, t);
+    detail::int8_adam_kernel<false><<<grid, detail::adam_threads, 0, stream>>>(p.data, g.data, n, st, c.block_size, s, c.round.seed, t);
   }
   return from_cuda(cudaGetLastError());
 }

@@ -1,9 +1,19 @@
 // qnum/train/dynamic_scale.hpp: INT8 gradients with EMA-clipped dynamic scales and residual error feedback.
 //
+//   status quantize_gradient_int8(g, groups, codes, residual, states, cfg)   codes, residual and states of one step
+//   status dequantize_gradient_int8(codes, groups, states, out)             out = fl(q * fl(s / 127)), then RNE
+//
 // qnum's definition of the "Q-GaLore-style" INT8 gradient mechanism (no public code implements it;
 // see docs/qgalore.md). One definition, host and device, bit for bit.
 //
-// Per tensor (group_size 0) or per contiguous group of group_size elements, at step t:
+// Tensors are matrix_view (view.hpp): a [rows, cols] gradient is n = rows * cols elements taken flat in
+// row-major order (element (r, c) is element i = r * cols + c below: groups, random bits and rng_offset
+// count that way), so every view must be contiguous (row_stride == cols, or one row): qnum::view(p, n)
+// is a 1 x n tensor. Groups (view.hpp's group_shape): per_tensor() = one group of all n
+// elements; group_size(G) (G dividing cols) = contiguous groups of G elements along the rows; per_row()
+// = group_size(cols). The states view holds one state per group, shape scale_shape(rows, cols, groups).
+//
+// Per group of the tensor, at step t:
 //
 //   g'_i    = fl(g_i + r_i)                        r = residual buffer (0 without error feedback)
 //   amax_t  = max |g'_i| over the finite g'_i of the group
@@ -49,6 +59,7 @@
 #include "qnum/random.hpp"
 #include "qnum/round.hpp"
 #include "qnum/status.hpp"
+#include "qnum/view.hpp"
 
 QNUM_BEGIN_NAMESPACE
 
@@ -65,7 +76,7 @@ struct dynamic_scale_config {
   rounding round = nearest_even();  // of the codes; stochastic_seed(s): element i of a call uses random_bits(s, offset + i)
 };
 
-// Per-group state (one per tensor when group_size is 0). Plain data: copy it to the device as is.
+// Per-group state (one per tensor under per_tensor()). Plain data: copy it to the device as is.
 //   scale   scale of the last successful step (what that step's codes dequantize with); 0 = none yet
 //   amax    max |g'| over the finite elements seen during that step's pass (feeds the next scale
 //           under scale_timing::delayed)
@@ -194,28 +205,93 @@ float grad_input_amax(const float* g, const Residual* r, std::size_t begin, std:
   return amax;
 }
 
-}  // namespace detail
+// The checked arguments of a gradient call, shared by the host entry points and the device launchers.
+// st: the call's status (ok with n == 0: nothing to do); n = rows * cols elements, taken flat in row-major
+// order; gs elements per group (contiguous in that order); n_groups = n / gs.
+struct gradient_args {
+  status st = status::ok;
+  std::size_t n = 0, gs = 0, n_groups = 0;
+};
+inline gradient_args gradient_error(status s) {
+  gradient_args a;
+  a.st = s;
+  return a;
+}
 
-// Quantize one step of gradients to INT8 codes (host reference of the fused device pass).
-//   g          [n] fp32 gradients
-//   codes      [n] output codes in [-127, 127]
-//   residual   [n] fp32 or bf16-bit residual buffer, updated in place; nullptr = no error feedback
-//              (start it at zeros)
-//   group_size 0 = one scale for the tensor, else contiguous groups (must divide n)
-//   states     [n_groups] per-group state, updated (scale = this step's scale, amax, counters)
-// Returns ok / ok_zeroed_nonfinite / skipped_nonfinite, or an error status with nothing written.
-template <class Residual = float>
-status quantize_gradient_int8(const float* g, std::int8_t* codes, Residual* residual, std::size_t n,
-                              std::size_t group_size, dynamic_scale_state* states,
-                              const dynamic_scale_config& cfg) {
+// Elements per group of a rows x cols gradient (rows, cols > 0): per_tensor() -> rows * cols, per_row() ->
+// cols, group_size(G) with G dividing cols -> G; 0 (bad_group) for every other group shape.
+QNUM_HD constexpr std::int64_t gradient_group_elems(std::int64_t rows, std::int64_t cols, group_shape g) {
+  if (g.rows == 0 && g.cols == 0) return rows * cols;
+  if (g.rows != 1 || g.cols < 0) return 0;
+  if (g.cols == 0) return cols;
+  return cols % g.cols == 0 ? g.cols : 0;
+}
+
+// Whether an optional view (the residual) is given: an empty default view (data null, 0 x 0) is not.
+template <class T>
+constexpr bool view_given(const matrix_view<T>& v) {
+  return !(v.data == nullptr && v.rows == 0 && v.cols == 0);
+}
+
+// The views of a gradient call, in the order both sides report them: bad_shape (negative extent of in),
+// ok for n == 0 (nothing else read), null_pointer (in, out, states, a given residual, or `missing`: a
+// further pointer the caller needs, the device scratch), bad_group, bad_shape (out or a given residual not
+// of in's shape, states not scale_shape(rows, cols, groups)), bad_stride (a view not contiguous).
+template <class In, class Out, class Residual, class State>
+gradient_args check_gradient_views(const matrix_view<In>& in, group_shape groups, const matrix_view<Out>& out,
+                                   const matrix_view<Residual>& residual, const matrix_view<State>& states,
+                                   bool missing) {
+  gradient_args a;
+  if (in.rows < 0 || in.cols < 0) return gradient_error(status::bad_shape);
+  a.n = static_cast<std::size_t>(in.rows * in.cols);
+  if (a.n == 0) return a;
+  const bool fb = view_given(residual);
+  if (in.data == nullptr || out.data == nullptr || states.data == nullptr || (fb && residual.data == nullptr) || missing)
+    return gradient_error(status::null_pointer);
+  const std::int64_t gs = gradient_group_elems(in.rows, in.cols, groups);
+  if (gs <= 0) return gradient_error(status::bad_group);
+  const extent e = scale_shape(in.rows, in.cols, groups);
+  if (out.rows != in.rows || out.cols != in.cols || (fb && (residual.rows != in.rows || residual.cols != in.cols)) ||
+      states.rows != e.rows || states.cols != e.cols)
+    return gradient_error(status::bad_shape);
+  if (!in.contiguous() || !out.contiguous() || (fb && !residual.contiguous()) || !states.contiguous())
+    return gradient_error(status::bad_stride);
+  a.gs = static_cast<std::size_t>(gs);
+  a.n_groups = a.n / a.gs;
+  return a;
+}
+
+// The arguments of quantize_gradient_int8 and gpu::launch_quantize_gradient_int8: bad_config, bad_type (a
+// given bf16 residual view whose type is not dtype::bf16), then check_gradient_views.
+template <class Residual>
+gradient_args check_quantize_gradient(const matrix_view<const float>& g, group_shape groups,
+                                      const matrix_view<std::int8_t>& codes, const matrix_view<Residual>& residual,
+                                      const matrix_view<dynamic_scale_state>& states, const dynamic_scale_config& cfg,
+                                      bool scratch_missing = false) {
   static_assert(std::is_same_v<Residual, float> || std::is_same_v<Residual, std::uint16_t>,
                 "residual buffer: float (fp32) or std::uint16_t (bf16 bits)");
-  if (!dynamic_scale_config_valid(cfg)) return status::bad_config;
-  if (n == 0) return status::ok;
-  if (g == nullptr || codes == nullptr || states == nullptr) return status::null_pointer;
-  const std::size_t gs = group_size == 0 ? n : group_size;
-  if (n % gs != 0) return status::bad_group;
-  const std::size_t n_groups = n / gs;
+  if (!dynamic_scale_config_valid(cfg)) return gradient_error(status::bad_config);
+  if (std::is_same_v<Residual, std::uint16_t> && view_given(residual) && residual.type != dtype::bf16)
+    return gradient_error(status::bad_type);
+  return check_gradient_views(g, groups, codes, residual, states, scratch_missing);
+}
+
+// The arguments of dequantize_gradient_int8 and gpu::launch_dequantize_gradient_int8: bad_type (T float
+// with out.type not fp32, T std::uint16_t with out.type not bf16 or fp16), then check_gradient_views.
+template <class T>
+gradient_args check_dequantize_gradient(const matrix_view<const std::int8_t>& codes, group_shape groups,
+                                        const matrix_view<const dynamic_scale_state>& states, const matrix_view<T>& out) {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, std::uint16_t>,
+                "dequantized gradients: float (fp32) or std::uint16_t (bf16 / fp16 bits, told by out.type)");
+  if (std::is_same_v<T, float> ? out.type != dtype::fp32 : (out.type != dtype::bf16 && out.type != dtype::fp16))
+    return gradient_error(status::bad_type);
+  return check_gradient_views(codes, groups, out, matrix_view<const float>{}, states, false);
+}
+
+// The host pass over checked arguments: n elements (flat), n_groups groups of gs, residual null = no feedback.
+template <class Residual>
+status quantize_gradient_int8_flat(const float* g, std::int8_t* codes, Residual* residual, std::size_t n, std::size_t gs,
+                                   std::size_t n_groups, dynamic_scale_state* states, const dynamic_scale_config& cfg) {
   const Residual* rin = residual;
 
   // Pre-pass: needed for the first step, for current timing, and to decide skip_step.
@@ -281,31 +357,56 @@ status quantize_gradient_int8(const float* g, std::int8_t* codes, Residual* resi
   return zeroed ? status::ok_zeroed_nonfinite : status::ok;
 }
 
-// Output element types of dequantization.
-// Dequantize codes with the scales held in states (the scale of the step that produced them):
-// out_i = fl(q_i * fl(s / 127)), then converted with RNE (bf16/fp16 overflow to Inf cannot happen:
-// |q * dq| <= s <= FLT_MAX is finite but may exceed fp16's range and then gives Inf, as torch's cast).
-// out is float* for fp32 and std::uint16_t* (bits) for bf16/fp16.
+}  // namespace detail
+
+// Quantize one step of gradients to INT8 codes (host reference of the fused device pass).
+//   g          [rows, cols] fp32 gradients (contiguous; n = rows * cols elements, flat row-major)
+//   groups     per_tensor() (one scale), per_row(), or group_size(G) with G dividing cols
+//   codes      [rows, cols] output codes in [-127, 127]
+//   residual   [rows, cols] fp32 or bf16-bit (type dtype::bf16) residual buffer, updated in place; an
+//              empty view (matrix_view<float>{}) = no error feedback (start it at zeros)
+//   states     scale_shape(rows, cols, groups) per-group state, updated (scale = this step's scale,
+//              amax, counters); group k (row-major over that grid) is states.data[k]
+// Returns ok / ok_zeroed_nonfinite / skipped_nonfinite, or an error status with nothing written
+// (detail::check_quantize_gradient: bad_config, bad_type, bad_shape, null_pointer, bad_group, bad_stride).
+template <class Residual = float>
+status quantize_gradient_int8(matrix_view<const float> g, group_shape groups, matrix_view<std::int8_t> codes,
+                              matrix_view<Residual> residual, matrix_view<dynamic_scale_state> states,
+                              const dynamic_scale_config& cfg) {
+  const detail::gradient_args a = detail::check_quantize_gradient(g, groups, codes, residual, states, cfg);
+  if (a.st != status::ok || a.n == 0) return a.st;
+  return detail::quantize_gradient_int8_flat(g.data, codes.data, residual.data, a.n, a.gs, a.n_groups, states.data, cfg);
+}
+
+// The stored bits of a dequantized value v in output type t (fp32 bits, or bf16 / fp16 bits rounded RNE).
 QNUM_HD std::uint32_t dequant_store_bits(float v, dtype t) {
   return t == dtype::fp32 ? detail::float_to_bits(detail::canonical_nan(v))
                                   : (t == dtype::bf16 ? to_bf16(v) : to_fp16(v));
 }
-inline status dequantize_gradient_int8(const std::int8_t* codes, std::size_t n, std::size_t group_size,
-                                       const dynamic_scale_state* states, void* out, dtype t) {
-  if (!is_tensor_dtype(t)) return status::bad_type;
-  if (n == 0) return status::ok;
-  if (codes == nullptr || states == nullptr || out == nullptr) return status::null_pointer;
-  const std::size_t gs = group_size == 0 ? n : group_size;
-  if (n % gs != 0) return status::bad_group;
-  for (std::size_t k = 0; k < n / gs; ++k) {
-    const float s = states[k].scale > 0.0f ? states[k].scale : 0.0f;
+
+// Dequantize codes with the scales held in states (the scale of the step that produced them):
+// out_i = fl(q_i * fl(s / 127)), then converted with RNE (bf16/fp16 overflow to Inf cannot happen:
+// |q * dq| <= s <= FLT_MAX is finite but may exceed fp16's range and then gives Inf, as torch's cast).
+//   codes   [rows, cols] codes of quantize_gradient_int8 (contiguous)
+//   groups  the groups they were quantized with; states: scale_shape(rows, cols, groups) states
+//   out     [rows, cols]: T = float with out.type fp32, or T = std::uint16_t with out.type bf16 or fp16 (bits)
+// Returns ok, or an error status with nothing written (detail::check_dequantize_gradient: bad_type,
+// bad_shape, null_pointer, bad_group, bad_stride).
+template <class T>
+status dequantize_gradient_int8(matrix_view<const std::int8_t> codes, group_shape groups,
+                                matrix_view<const dynamic_scale_state> states, matrix_view<T> out) {
+  const detail::gradient_args a = detail::check_dequantize_gradient(codes, groups, states, out);
+  if (a.st != status::ok || a.n == 0) return a.st;
+  const dtype t = out.type;
+  for (std::size_t k = 0; k < a.n_groups; ++k) {
+    const float s = states.data[k].scale > 0.0f ? states.data[k].scale : 0.0f;
     const float dq = s > 0.0f ? int8_multipliers_for(s).dq : 0.0f;
-    for (std::size_t i = k * gs; i < (k + 1) * gs; ++i) {
-      const std::uint32_t b = dequant_store_bits(int8_dequant(codes[i], dq), t);
-      if (t == dtype::fp32) {
-        static_cast<float*>(out)[i] = detail::bits_to_float(b);
+    for (std::size_t i = k * a.gs; i < (k + 1) * a.gs; ++i) {
+      const std::uint32_t b = dequant_store_bits(int8_dequant(codes.data[i], dq), t);
+      if constexpr (std::is_same_v<T, float>) {
+        out.data[i] = detail::bits_to_float(b);
       } else {
-        static_cast<std::uint16_t*>(out)[i] = static_cast<std::uint16_t>(b);
+        out.data[i] = static_cast<std::uint16_t>(b);
       }
     }
   }

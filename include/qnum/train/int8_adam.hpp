@@ -1,5 +1,13 @@
 // qnum/train/int8_adam.hpp: Adam/AdamW with INT8 optimizer states (block-scaled m, square-root-domain v).
 //
+//   status int8_adam_step(p, g, state, config, t)   one step with INT8 states (host reference of the device kernel)
+//   status fp32_adam_step(p, g, m, v, config, t)    the same formulas with fp32 states
+//   status int8_adam_check(p, g, state, config, t)  the argument checks both int8 entry points share
+//
+// p and g (and fp32 m, v) are matrix_view<float> tensors of one shape [rows, cols], contiguous
+// (row_stride == cols, or one row), taken as n = rows * cols elements flat in row-major order:
+// qnum::view(p, n) is a 1 x n tensor. Element i below is that flat index.
+//
 // State of n parameters, in blocks of block_size (default 256) contiguous elements (the last block
 // may be shorter), all caller-owned and zero-initialised (zero codes and zero absmax mean m = v = 0):
 //   m_codes [n] int8 in [-127, 127]  m ~ q_m * fl(m_absmax[b] / 127)       (symmetric, linear)
@@ -38,6 +46,7 @@
 #include "qnum/train/dynamic_scale.hpp"
 #include "qnum/random.hpp"
 #include "qnum/round.hpp"
+#include "qnum/view.hpp"
 
 QNUM_BEGIN_NAMESPACE
 
@@ -138,28 +147,49 @@ QNUM_HD std::uint32_t int8_adam_random(std::uint64_t seed, std::uint64_t t, std:
   return random_bits(seed, 2 * ((t - 1) * n + i) + static_cast<std::uint64_t>(k));
 }
 
-// The arguments of one step, checked in the order both entry points report them: bad_group (block_size 0
-// or above 4096), bad_config (non-finite hyper-parameters, betas outside [0, 1), eps < 0, step t == 0), ok for
-// n == 0, null_pointer.
-inline status int8_adam_check(const float* p, const float* g, std::size_t n, const int8_adam_state& st,
+namespace detail {
+
+// Views that must have g's shape (rows, cols) and be contiguous, after g's own extents: bad_shape (a negative
+// extent of g), ok for an empty g (nothing else read), null_pointer (g or one of v), bad_shape (one of v not
+// of g's shape), bad_stride (a view not contiguous).
+template <class... V>
+status check_adam_views(const matrix_view<const float>& g, const V&... v) {
+  if (g.rows < 0 || g.cols < 0) return status::bad_shape;
+  if (g.rows == 0 || g.cols == 0) return status::ok;
+  if (g.data == nullptr || ((v.data == nullptr) || ...)) return status::null_pointer;
+  if (((v.rows != g.rows || v.cols != g.cols) || ...)) return status::bad_shape;
+  if (!g.contiguous() || ((!v.contiguous()) || ...)) return status::bad_stride;
+  return status::ok;
+}
+
+}  // namespace detail
+
+// The arguments of one step, checked in the order both entry points (int8_adam_step and
+// gpu::launch_int8_adam_step) report them: bad_group (block_size 0 or above 4096), bad_config (non-finite
+// hyper-parameters, betas outside [0, 1), eps < 0, step t == 0), bad_shape (negative extent of g), ok for
+// n == 0, null_pointer (p, g or a state pointer), bad_shape (p not of g's shape), bad_stride (p or g not
+// contiguous).
+inline status int8_adam_check(matrix_view<const float> p, matrix_view<const float> g, const int8_adam_state& st,
                               const int8_adam_config& c, std::uint64_t t) {
   if (c.block_size == 0 || c.block_size > 4096) return status::bad_group;
   if (detail::is_nonfinite(c.lr) || detail::is_nonfinite(c.eps) || detail::is_nonfinite(c.weight_decay) ||
       !(c.beta1 >= 0.0f && c.beta1 < 1.0f) || !(c.beta2 >= 0.0f && c.beta2 < 1.0f) || !(c.eps >= 0.0f))
     return status::bad_config;
   if (t == 0) return status::bad_config;
-  if (n == 0) return status::ok;
-  if (p == nullptr || g == nullptr || st.m_codes == nullptr || st.v_codes == nullptr || st.m_absmax == nullptr ||
-      st.v_absmax == nullptr)
+  if (g.rows < 0 || g.cols < 0) return status::bad_shape;
+  if (g.size() == 0) return status::ok;
+  if (st.m_codes == nullptr || st.v_codes == nullptr || st.m_absmax == nullptr || st.v_absmax == nullptr)
     return status::null_pointer;
-  return status::ok;
+  return detail::check_adam_views(g, p);
 }
 
-// One Adam/AdamW step t (1-based) on n parameters with INT8 states (host reference of the fused
-// device kernel). p, g: fp32 [n]. Returns int8_adam_check's status, else ok.
-inline status int8_adam_step(float* p, const float* g, std::size_t n, int8_adam_state st,
+// One Adam/AdamW step t (1-based) on the parameters p with gradients g (fp32 [rows, cols], contiguous; n =
+// rows * cols) and INT8 states (host reference of the fused device kernel). Returns int8_adam_check's
+// status, else ok.
+inline status int8_adam_step(matrix_view<float> p, matrix_view<const float> g, int8_adam_state st,
                              const int8_adam_config& c, std::uint64_t t) {
-  if (status e = int8_adam_check(p, g, n, st, c, t); e != status::ok || n == 0) return e;
+  if (status e = int8_adam_check(p, g, st, c, t); e != status::ok || g.size() == 0) return e;
+  const std::size_t n = static_cast<std::size_t>(g.size());
   const int8_adam_scalars s = int8_adam_scalars_for(c, t);
   float mb[4096], wb[4096];
   for (std::size_t b = 0; b < int8_adam_blocks(n, c.block_size); ++b) {
@@ -169,7 +199,7 @@ inline status int8_adam_step(float* p, const float* g, std::size_t n, int8_adam_
     for (std::size_t i = lo; i < hi; ++i) {
       float m = int8_adam_m(st.m_codes[i], st.m_absmax[b]);
       float w = int8_adam_w(st.v_codes[i], st.v_absmax[b]);
-      int8_adam_element(p[i], m, w, g[i], s);
+      int8_adam_element(p.data[i], m, w, g.data[i], s);
       mb[i - lo] = m;
       wb[i - lo] = w;
       const float a = detail::abs_bits(m);
@@ -191,17 +221,19 @@ inline status int8_adam_step(float* p, const float* g, std::size_t n, int8_adam_
   return status::ok;
 }
 
-// Plain fp32 Adam/AdamW with the same formulas (the reference the INT8 states approximate).
-inline status fp32_adam_step(float* p, const float* g, float* m, float* v, std::size_t n,
-                             const int8_adam_config& c, std::uint64_t t) {
+// Plain fp32 Adam/AdamW with the same formulas (the reference the INT8 states approximate): p, m, v updated
+// in place, all of g's shape [rows, cols], contiguous. Returns bad_config (t == 0), then
+// detail::check_adam_views' status (bad_shape, ok for n == 0, null_pointer, bad_shape, bad_stride), else ok.
+inline status fp32_adam_step(matrix_view<float> p, matrix_view<const float> g, matrix_view<float> m,
+                             matrix_view<float> v, const int8_adam_config& c, std::uint64_t t) {
   if (t == 0) return status::bad_config;
-  if (n == 0) return status::ok;
-  if (p == nullptr || g == nullptr || m == nullptr || v == nullptr) return status::null_pointer;
+  if (status e = detail::check_adam_views(g, p, m, v); e != status::ok || g.size() == 0) return e;
+  const std::size_t n = static_cast<std::size_t>(g.size());
   const int8_adam_scalars s = int8_adam_scalars_for(c, t);
   for (std::size_t i = 0; i < n; ++i) {
     float vn, w;
-    adam_element(p[i], m[i], v[i], g[i], s, vn, w);
-    v[i] = vn;
+    adam_element(p.data[i], m.data[i], v.data[i], g.data[i], s, vn, w);
+    v.data[i] = vn;
   }
   return status::ok;
 }
