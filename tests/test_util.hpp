@@ -3,9 +3,12 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "qnum/detail/bits.hpp"
@@ -50,6 +53,47 @@ inline std::string hex(std::uint32_t v) {
   char buf[16];
   std::snprintf(buf, sizeof buf, "0x%08x", v);
   return buf;
+}
+
+// One case of tests/data/groupquant.bin (tools/gen_golden.py, section groupquant): a rows x cols tensor
+// quantized with gr x gc groups (gr == 0: one row), input fp32 (in_type 0) or bf16 (1), and the reference's
+// arrays by tag ("x", "scale", "zero", "q", "dq", "fq", "dx", ...) as u32 words (floats as fp32 bits).
+struct gq_case {
+  std::string name;
+  std::uint32_t rows, cols, gr, gc, in_type;
+  std::map<std::string, std::vector<std::uint32_t>> a;
+};
+
+// Parses groupquant.bin: b"QGV1", u32 ncases, then per case u32 len + name, u32 rows, cols, group_rows,
+// group_cols, in_type, u32 narrays, per array u32 len + tag, u32 count, u32 words[count]. Returns no cases
+// when the bytes are not a QGV1 file (the caller checks the file, or fails on the missing case).
+inline std::vector<gq_case> parse_groupquant(const std::vector<unsigned char>& b) {
+  std::vector<gq_case> out;
+  if (b.size() <= 8 || std::memcmp(b.data(), "QGV1", 4) != 0) return out;
+  reader rd{b, 4};
+  const std::uint32_t n = rd.get<std::uint32_t>();
+  auto str = [&] {
+    const std::uint32_t l = rd.get<std::uint32_t>();
+    std::string s(b.begin() + static_cast<long>(rd.pos), b.begin() + static_cast<long>(rd.pos + l));
+    rd.pos += l;
+    return s;
+  };
+  for (std::uint32_t i = 0; i < n; ++i) {
+    gq_case c;
+    c.name = str();
+    c.rows = rd.get<std::uint32_t>(); c.cols = rd.get<std::uint32_t>(); c.gr = rd.get<std::uint32_t>();
+    c.gc = rd.get<std::uint32_t>(); c.in_type = rd.get<std::uint32_t>();
+    const std::uint32_t na = rd.get<std::uint32_t>();
+    for (std::uint32_t k = 0; k < na; ++k) {
+      std::string tag = str();
+      const std::uint32_t cnt = rd.get<std::uint32_t>();
+      std::vector<std::uint32_t> v(cnt);
+      for (auto& w : v) w = rd.get<std::uint32_t>();
+      c.a[tag] = std::move(v);
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
 }
 
 }  // namespace qtest

@@ -1,11 +1,13 @@
-// tests/test_groupquant.cpp: group quantization (scale.hpp, quantize.hpp, ste.hpp, quantize_tensor.hpp, presets.hpp)
-// against golden vectors from torchao / torch / compressed-tensors / slime / DeepGEMM formulas, plus the
-// defined bad-input policy and fake_quant == dequantize(quantize) on every preset.
+// tests/test_quantize_tensor.cpp: host group quantization over strided 2-D views (quantize_tensor.hpp: quantize,
+// dequantize, fake_quantize; fp32 and bf16 in and out, 1xG groups with a K tail, blocks, one- and two-level
+// scales) with the presets' schemes, bit for bit against golden vectors from torchao / torch / compressed-tensors
+// and the slime / DeepGEMM formulas (tests/data/groupquant.bin, tools/gen_golden.py --only groupquant), plus
+// fake_quantize == dequantize(quantize) on every golden case whose codes come from the stored scale. The
+// bad-input policy of the same functions is in test_quantize_tensor_policy.cpp.
 #include <doctest/doctest.h>
 
-#include <cmath>
+#include <cstdint>
 #include <cstring>
-#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,46 +15,18 @@
 #include "qnum/presets.hpp"
 #include "qnum/quantize.hpp"
 #include "qnum/quantize_tensor.hpp"
-#include "qnum/ste.hpp"
 #include "test_util.hpp"
 
 namespace {
 
-struct gcase {
-  std::string name;
-  std::uint32_t rows, cols, gr, gc, in_type;
-  std::map<std::string, std::vector<std::uint32_t>> a;
-};
+using gcase = qtest::gq_case;
 
+// The file is checked here (test_ste.cpp reads the same file without assertions of its own).
 std::vector<gcase> load_cases() {
   const auto b = qtest::read_file("groupquant.bin");
-  std::vector<gcase> out;
   REQUIRE(b.size() > 8);
   REQUIRE(std::memcmp(b.data(), "QGV1", 4) == 0);
-  qtest::reader rd{b, 4};
-  const std::uint32_t n = rd.get<std::uint32_t>();
-  auto str = [&] {
-    const std::uint32_t l = rd.get<std::uint32_t>();
-    std::string s(b.begin() + static_cast<long>(rd.pos), b.begin() + static_cast<long>(rd.pos + l));
-    rd.pos += l;
-    return s;
-  };
-  for (std::uint32_t i = 0; i < n; ++i) {
-    gcase c;
-    c.name = str();
-    c.rows = rd.get<std::uint32_t>(); c.cols = rd.get<std::uint32_t>(); c.gr = rd.get<std::uint32_t>();
-    c.gc = rd.get<std::uint32_t>(); c.in_type = rd.get<std::uint32_t>();
-    const std::uint32_t na = rd.get<std::uint32_t>();
-    for (std::uint32_t k = 0; k < na; ++k) {
-      std::string tag = str();
-      const std::uint32_t cnt = rd.get<std::uint32_t>();
-      std::vector<std::uint32_t> v(cnt);
-      for (auto& w : v) w = rd.get<std::uint32_t>();
-      c.a[tag] = std::move(v);
-    }
-    out.push_back(std::move(c));
-  }
-  return out;
+  return qtest::parse_groupquant(b);
 }
 
 const std::vector<gcase>& cases() {
@@ -184,80 +158,6 @@ TEST_CASE("golden: torchao affine (choose_qparams / quantize / dequantize / fake
   CHECK(check_case(find("torchao_int8_sym_g64"), qnum::presets::torchao_int8_sym, false) == 0);
   CHECK(check_case(find("torchao_uint4_asym_g32"), qnum::presets::torchao_uint4_asym, false) == 0);
   CHECK(check_case(find("torchao_uint8_asym_g128"), qnum::presets::torchao_uint8_asym, false) == 0);
-}
-
-TEST_CASE("golden: torchao fake-quant backward = clipped STE mask") {
-  auto run = [](const char* name, auto s) {
-    const gcase& c = find(name);
-    int bad = 0;
-    const std::int64_t ng = c.cols / c.gc;
-    for (std::uint32_t r = 0; r < c.rows; ++r)
-      for (std::uint32_t j = 0; j < c.cols; ++j) {
-        const std::size_t i = r * c.cols + j, gi = r * static_cast<std::size_t>(ng) + j / c.gc;
-        qnum::group_params p;
-        p.scale = p.code_scale = qtest::from_bits(c.a.at("scale")[gi]);
-        p.inv = 1.0f / p.code_scale;
-        p.zero = c.a.count("zero") ? static_cast<std::int32_t>(c.a.at("zero")[gi]) : 0;
-        const float x = qtest::from_bits(c.a.at("x")[i]);
-        const float dy = -1.0f + 2.0f * static_cast<float>(i) / static_cast<float>(c.rows * c.cols - 1);
-        const float want_mask = qtest::from_bits(c.a.at("dx")[i]) != 0.0f || dy == 0.0f;
-        const bool m = qnum::ste_clip_mask(s, p, x);
-        // Known difference (docs/schemes.md): torchao's autograd gives 0 where round(x/s) + z is exactly qmin
-        // or qmax (exclusive bounds); torch's fake_quantize (and qnum) pass the gradient there.
-        const auto t = qnum::detail::unclamped_int(s, p, x);
-        if (t == s.code_min() || t == s.code_max()) continue;
-        if (m != (want_mask != 0.0f) && bad++ < 5) MESSAGE(name << " mask at " << i << " x " << x << " s " << p.scale << " z " << p.zero << " dx " << qtest::from_bits(c.a.at("dx")[i]));
-      }
-    return bad;
-  };
-  CHECK(run("torchao_int4_sym_g32", qnum::presets::torchao_int4_sym) == 0);
-  CHECK(run("torchao_uint4_asym_g32", qnum::presets::torchao_uint4_asym) == 0);
-}
-
-template <class F>
-static int check_torch_channel(const gcase& c, bool learnable) {
-  // torch per-channel fake quant on CPU: qval = zp + nearbyint(x * (1/s)), clamp, (q - zp) * s (the CUDA kernel
-  // adds zp before rounding instead: zero_before_round()).
-  const auto s = qnum::symmetric_full<F>().x_multiply();
-  int bad = 0;
-  for (std::uint32_t r = 0; r < c.rows; ++r) {
-    qnum::group_params p;
-    p.scale = p.code_scale = qtest::from_bits(c.a.at("scale")[r]);
-    p.inv = 1.0f / p.scale;
-    p.zero = static_cast<std::int32_t>(c.a.at("zero")[r]);
-    for (std::uint32_t j = 0; j < c.cols; ++j) {
-      const std::size_t i = r * c.cols + j;
-      const float x = qtest::from_bits(c.a.at("x")[i]);
-      const float dy = qtest::from_bits(c.a.at("dy")[i]);
-      const std::uint32_t fqb = qtest::bits(qnum::fake_quant_value(s, p, x));
-      if (fqb != c.a.at("dq")[i] && !(fqb == 0u && c.a.at("dq")[i] == 0x80000000u) && bad++ < 5)
-        MESSAGE(c.name << " dq " << i << " x " << x << " got " << qtest::from_bits(fqb) << " want " << qtest::from_bits(c.a.at("dq")[i]));
-      if (qtest::bits(qnum::ste_clipped(s, p, x, dy)) != c.a.at("dx")[i] && bad++ < 5)
-        MESSAGE(c.name << " dx " << i << " x " << x << " s " << p.scale << " z " << p.zero << " got " << qnum::ste_clipped(s, p, x, dy) << " want " << qtest::from_bits(c.a.at("dx")[i]));
-      if (learnable) {
-        const qnum::learnable_grads g = qnum::learnable_grad(s, p, x, dy, 1.0f);
-        // dscale: NOT bit-exact: within a few ulp of torch (its CPU kernel order is not reproduced; documented).
-        const std::int64_t du = static_cast<std::int64_t>(qtest::bits(g.dscale)) - static_cast<std::int64_t>(c.a.at("dscale")[r]);
-        // Exact ties (x/s + z = k + 0.5 up to rounding) are skipped: torch's backward resolves them as if
-        // x*(1/s)+z were fused (FMA); qnum rounds the product first. Documented in docs/schemes.md.
-        const float fr = x * p.inv - std::floor(x * p.inv);
-        const bool near_tie = std::fabs(fr - 0.5f) < 1e-4f;
-        if (!near_tie && (du > 8 || du < -8) && bad++ < 5)
-          MESSAGE(c.name << " dscale " << r << " got " << g.dscale << " want " << qtest::from_bits(c.a.at("dscale")[r]));
-        if (qtest::bits(g.dzero) != c.a.at("dzero")[r] && bad++ < 5)
-          MESSAGE(c.name << " dzero " << r << " got " << g.dzero << " want " << qtest::from_bits(c.a.at("dzero")[r]));
-      }
-    }
-  }
-  return bad;
-}
-
-TEST_CASE("golden: torch fake_quantize_per_channel_affine forward/backward and learnable gradients") {
-  CHECK(check_torch_channel<qnum::qint4>(find("torch_fq_channel_int4"), false) == 0);
-  CHECK(check_torch_channel<qnum::qint8>(find("torch_fq_channel_int8"), false) == 0);
-  CHECK(check_torch_channel<qnum::qint4>(find("torch_learnable_channel_int4"), true) == 0);
-  CHECK(check_torch_channel<qnum::qint8>(find("torch_learnable_channel_int8"), true) == 0);
-  CHECK(check_torch_channel<qnum::qint4>(find("torch_learnable_channel_int4_clip"), true) == 0);
 }
 
 TEST_CASE("golden: DeepGEMM per_token / per_block FP8 casts, with and without UE8M0") {

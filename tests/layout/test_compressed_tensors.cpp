@@ -1,0 +1,202 @@
+// tests/layout/test_compressed_tensors.cpp: the compressed-tensors pack-quantized layout of
+// qnum/layout/compressed_tensors.hpp (ct::) — int8 and two's complement uint8 codes, int8 and int32 zero
+// points, bad input statuses, views (exact shapes, row strides), and golden vectors from compressed-tensors'
+// own PackedQuantizationCompressor.compress (W4A16 g32 sym, g128 asym), recorded in
+// tests/data/layouts_golden.txt by tools/gen_golden.py --only layouts. The dense packing it is built on
+// (pack_to_int32) is tested in test_pack.cpp.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "layout_test_util.hpp"
+#include "qnum/layout/compressed_tensors.hpp"
+#include "qnum/view.hpp"
+
+using namespace qnum;
+using namespace qtest::layout;
+
+TEST_CASE("compressed-tensors PackedQuantizationCompressor golden (W4A16 g32 sym, g128 asym)") {
+  int n = 0;
+  for (auto [it, end] = golden().equal_range("ctcompress"); it != end; ++it, ++n) {
+    const rec& r = it->second;
+    const std::int64_t N = r[0][0], K = r[0][1], g = r[0][2];
+    const bool sym = r[0][3] != 0;
+    ct::pack_quantized_shape s;
+    REQUIRE(ct::pack_quantized_layout(N, K, 4, g, &s) == status::ok);
+    CHECK(s.packed_rows == r[6][0]);
+    CHECK(s.packed_cols == r[6][1]);
+    const auto codes = as<std::int8_t>(r[1]);
+    const auto zp = as<std::int8_t>(r[2]);
+    std::vector<std::uint32_t> wp(s.packed_rows * s.packed_cols);
+    REQUIRE(ct::pack_weight(view(codes.data(), N, K), 4, view(wp.data(), s.packed_rows, s.packed_cols)) == status::ok);
+    CHECK(wp == as<std::uint32_t>(r[3]));
+    std::int32_t shape[2];
+    REQUIRE(ct::weight_shape(N, K, shape) == status::ok);
+    CHECK(shape[0] == r[5][0]);
+    CHECK(shape[1] == r[5][1]);
+    if (!sym) {
+      CHECK(s.zp_rows == r[6][2]);
+      CHECK(s.zp_cols == r[6][3]);
+      std::vector<std::uint32_t> zw(s.zp_rows * s.zp_cols);
+      REQUIRE(ct::pack_zero_point(view(zp.data(), N, s.groups), 4, view(zw.data(), s.zp_rows, s.zp_cols)) == status::ok);
+      CHECK(zw == as<std::uint32_t>(r[4]));
+      // The int32 zero points quantize writes give the same words.
+      const std::vector<std::int32_t> zp32(zp.begin(), zp.end());
+      std::vector<std::uint32_t> zw32(zw.size(), 0xDEADBEEFu);
+      REQUIRE(ct::pack_zero_point(view(zp32.data(), N, s.groups), 4, view(zw32.data(), s.zp_rows, s.zp_cols)) == status::ok);
+      CHECK(zw32 == as<std::uint32_t>(r[4]));
+      std::vector<std::int8_t> zb(zp.size());
+      REQUIRE(ct::unpack_zero_point(view(zw.data(), s.zp_rows, s.zp_cols), 4, view(zb.data(), N, s.groups)) == status::ok);
+      CHECK(zb == zp);
+    }
+  }
+  CHECK(n == 4);
+}
+
+TEST_CASE("bad input gives a status (compressed-tensors)") {
+  ct::pack_quantized_shape cs;
+  CHECK(ct::pack_quantized_layout(4, 64, 4, 0, &cs) == status::bad_group);
+}
+
+TEST_CASE("ct::pack_zero_point of int32 zero points: out of range writes nothing, in range gives the int8 words") {
+  std::int32_t s32[8] = {-8, -1, 0, 7, 1, 2, 3, 8};  // signed 4-bit: 8 does not fit
+  std::uint32_t ct_w[1] = {0};
+  CHECK(ct::pack_zero_point(view(s32, 8, 1), 4, view(ct_w, 1, 1)) == status::code_out_of_range);
+  CHECK(ct_w[0] == 0u);  // nothing written
+  s32[7] = 4;
+  CHECK(ct::pack_zero_point(view(s32, 8, 1), 4, view(ct_w, 1, 1)) == status::ok);
+  const std::int8_t s8[8] = {-8, -1, 0, 7, 1, 2, 3, 4};
+  std::uint32_t ct_w8[1] = {0};
+  REQUIRE(ct::pack_zero_point(view(s8, 8, 1), 4, view(ct_w8, 1, 1)) == status::ok);
+  CHECK(ct_w[0] == ct_w8[0]);
+}
+
+TEST_CASE("ct::pack_weight of uint8 codes (qnum's two's complement codes) == ct::pack_weight of the sign-extended codes") {
+  for (int bits = 1; bits <= 8; ++bits)
+    for (const std::int64_t k : {64, 72, 67, 1}) {
+      const std::int64_t n = 3;
+      std::vector<std::uint8_t> codes(static_cast<std::size_t>(n * k));
+      std::vector<std::int8_t> q(codes.size());
+      for (std::size_t i = 0; i < codes.size(); ++i) {
+        const int v = static_cast<int>((i * 37 + 11) % (1u << bits)) - (1 << (bits - 1));  // every signed value
+        q[i] = static_cast<std::int8_t>(v);
+        codes[i] = static_cast<std::uint8_t>(static_cast<unsigned>(v) & ((1u << bits) - 1u));
+      }
+      const std::int64_t words = n * ((k * bits + 31) / 32);
+      std::vector<std::uint32_t> a(static_cast<std::size_t>(words)), b(a.size());
+      const std::int64_t wpr = packed_words(k, bits);
+      REQUIRE(qnum::ct::pack_weight(view(q.data(), n, k), bits, view(a.data(), n, wpr)) == qnum::status::ok);
+      REQUIRE(qnum::ct::pack_weight(view(codes.data(), n, k), bits, view(b.data(), n, wpr)) == qnum::status::ok);
+      std::vector<std::int8_t> back(q.size());
+      REQUIRE(qnum::ct::unpack_weight(view(b.data(), n, wpr), bits, view(back.data(), n, k)) == qnum::status::ok);
+      CHECK(back == q);
+      CHECK_MESSAGE(a == b, "bits " << bits << " k " << k);
+    }
+  std::uint8_t bad[8] = {0x10, 0, 0, 0, 0, 0, 0, 0};
+  std::uint32_t w[1] = {0xDEADBEEFu};
+  CHECK(qnum::ct::pack_weight(view(bad, 1, 8), 4, view(w, 1, 1)) == qnum::status::code_out_of_range);
+  CHECK(qnum::ct::pack_weight(view(bad, 1, 8), 0, view(w, 1, 1)) == qnum::status::bad_bits);
+  CHECK(w[0] == 0xDEADBEEFu);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// What the views add: exact output shapes, row strides.
+
+TEST_CASE("views (compressed-tensors): an output one row or column off its shape is bad_shape and nothing is written") {
+  const std::int64_t n = 5, k = 20, groups = 3;
+  const int bits = 4;
+  std::vector<std::int8_t> q(static_cast<std::size_t>(n * k));
+  std::vector<std::uint8_t> codes(q.size());
+  for (std::size_t i = 0; i < q.size(); ++i) {
+    q[i] = static_cast<std::int8_t>(rnd(4, i, -8, 16));
+    codes[i] = static_cast<std::uint8_t>(q[i] & 15);
+  }
+  const std::int64_t wpr = packed_words(k, bits);  // 3
+  check_output_shape(n, wpr, 0xDEADBEEFu, [&](matrix_view<std::uint32_t> o) { return ct::pack_weight(view(q.data(), n, k), bits, o); });
+  check_output_shape(n, wpr, 0xDEADBEEFu,
+                     [&](matrix_view<std::uint32_t> o) { return ct::pack_weight(view(codes.data(), n, k), bits, o); });
+  std::vector<std::uint32_t> wp(static_cast<std::size_t>(n * wpr));
+  REQUIRE(ct::pack_weight(view(q.data(), n, k), bits, view(wp.data(), n, wpr)) == status::ok);
+  check_near_shapes(
+      n, k, std::int8_t{0x55}, [&](matrix_view<std::int8_t> o) { return ct::unpack_weight(view(wp.data(), n, wpr), bits, o); },
+      [&](std::int64_t r, std::int64_t c) { return r == n && packed_words(c, bits) == wpr ? status::ok : status::bad_shape; },
+      [] { return 0; });
+  std::vector<std::int8_t> back(q.size(), 0x55);
+  check_input_shape(
+      n, wpr, 0u, back, [&](matrix_view<std::uint32_t> w) { return ct::unpack_weight(w, bits, view(back.data(), n, k)); }, &wp);
+  CHECK(back == q);
+  // zero points [20, 3] packed along the 20: [3, 3]
+  const std::int64_t zn = 20, zr = packed_words(zn, bits);
+  std::vector<std::int8_t> zp(static_cast<std::size_t>(zn * groups));
+  for (std::size_t i = 0; i < zp.size(); ++i) zp[i] = static_cast<std::int8_t>(rnd(5, i, -8, 16));
+  const std::vector<std::int32_t> zp32(zp.begin(), zp.end());
+  check_output_shape(zr, groups, 0xDEADBEEFu,
+                     [&](matrix_view<std::uint32_t> o) { return ct::pack_zero_point(view(zp.data(), zn, groups), bits, o); });
+  check_output_shape(zr, groups, 0xDEADBEEFu,
+                     [&](matrix_view<std::uint32_t> o) { return ct::pack_zero_point(view(zp32.data(), zn, groups), bits, o); });
+  std::vector<std::uint32_t> zw(static_cast<std::size_t>(zr * groups));
+  REQUIRE(ct::pack_zero_point(view(zp.data(), zn, groups), bits, view(zw.data(), zr, groups)) == status::ok);
+  check_near_shapes(
+      zn, groups, std::int8_t{0x55},
+      [&](matrix_view<std::int8_t> o) { return ct::unpack_zero_point(view(zw.data(), zr, groups), bits, o); },
+      [&](std::int64_t r, std::int64_t c) { return packed_words(r, bits) == zr && c == groups ? status::ok : status::bad_shape; },
+      [] { return 0; });
+  std::vector<std::int8_t> zb(zp.size(), 0x55);
+  check_input_shape(
+      zr, groups, 0u, zb, [&](matrix_view<std::uint32_t> w) { return ct::unpack_zero_point(w, bits, view(zb.data(), zn, groups)); }, &zw);
+  CHECK(zb == zp);
+}
+
+TEST_CASE("views (ct::pack_weight / ct::unpack_weight): strided inputs give the contiguous words, strided outputs keep their padding") {
+  // int8 and uint8 codes, 1..8 bits
+  const std::int64_t n = 4;
+  for (int bits = 1; bits <= 8; ++bits)
+    for (const std::int64_t k : {64, 67, 9, 1}) {
+      CAPTURE(bits);
+      CAPTURE(k);
+      const int half = 1 << (bits - 1);
+      std::vector<std::int8_t> q(static_cast<std::size_t>(n * k));
+      std::vector<std::uint8_t> codes(q.size());
+      for (std::size_t i = 0; i < q.size(); ++i) {
+        q[i] = static_cast<std::int8_t>(rnd(30 + bits, i, -half, 2u * half));
+        codes[i] = static_cast<std::uint8_t>(static_cast<unsigned>(q[i]) & ((1u << bits) - 1u));
+      }
+      const std::int64_t wpr = packed_words(k, bits), is = k + 5, os = wpr + 1;
+      std::vector<std::uint32_t> want(static_cast<std::size_t>(n * wpr));
+      REQUIRE(ct::pack_weight(view(q.data(), n, k), bits, view(want.data(), n, wpr)) == status::ok);
+      const auto qs = strided(q, n, k, is, std::int8_t{100});
+      const auto cs = strided(codes, n, k, is, std::uint8_t{0xFF});
+      for (const bool strided_out : {false, true}) {
+        const std::int64_t st = strided_out ? os : wpr;
+        std::vector<std::uint32_t> a(static_cast<std::size_t>(n * st), 0xDEADBEEFu), b(a);
+        REQUIRE(ct::pack_weight(view(qs.data(), n, k, is), bits, view(a.data(), n, wpr, st)) == status::ok);
+        REQUIRE(ct::pack_weight(view(cs.data(), n, k, is), bits, view(b.data(), n, wpr, st)) == status::ok);
+        CHECK(gather(a, n, wpr, st) == want);
+        CHECK(gather(b, n, wpr, st) == want);
+        CHECK(padding_holds(a, n, wpr, st, 0xDEADBEEFu));
+        CHECK(padding_holds(b, n, wpr, st, 0xDEADBEEFu));
+      }
+      const auto ws = strided(want, n, wpr, os, 0xFFFFFFFFu);
+      std::vector<std::int8_t> back(static_cast<std::size_t>(n * is), 0x5A);
+      REQUIRE(ct::unpack_weight(view(ws.data(), n, wpr, os), bits, view(back.data(), n, k, is)) == status::ok);
+      CHECK(gather(back, n, k, is) == q);
+      CHECK(padding_holds(back, n, k, is, std::int8_t{0x5A}));
+    }
+}
+
+TEST_CASE_FIXTURE(bad_stride_buffers,
+                  "views (compressed-tensors): row_stride below cols with more than one row is bad_stride, nothing written") {
+  CHECK(ct::pack_weight(view(q8.data(), 2, 16, 15), 4, view(w.data(), 2, 2)) == bs);
+  CHECK(ct::pack_weight(view(u8.data(), 2, 16, 15), 4, view(w.data(), 2, 2)) == bs);
+  CHECK(ct::pack_weight(view(q8.data(), 2, 16), 4, view(w.data(), 2, 2, 1)) == bs);
+  CHECK(ct::pack_weight(view(u8.data(), 2, 16), 4, view(w.data(), 2, 2, 1)) == bs);
+  CHECK(ct::unpack_weight(view(win.data(), 2, 2, 1), 4, view(o8.data(), 2, 16)) == bs);
+  CHECK(ct::unpack_weight(view(win.data(), 2, 2), 4, view(o8.data(), 2, 16, 15)) == bs);
+  CHECK(ct::pack_zero_point(view(q8.data(), 16, 2, 1), 4, view(w.data(), 2, 2)) == bs);
+  CHECK(ct::pack_zero_point(view(i32.data(), 16, 2, 1), 4, view(w.data(), 2, 2)) == bs);
+  CHECK(ct::pack_zero_point(view(q8.data(), 16, 2), 4, view(w.data(), 2, 2, 1)) == bs);
+  CHECK(ct::unpack_zero_point(view(win.data(), 2, 2, 1), 4, view(o8.data(), 16, 2)) == bs);
+  CHECK(ct::unpack_zero_point(view(win.data(), 2, 2), 4, view(o8.data(), 16, 2, 1)) == bs);
+  CHECK(untouched());
+}
