@@ -36,12 +36,7 @@ const std::vector<gcase>& cases() {
 
 // By value: a const std::string& parameter bound to a temporary makes GCC 13 warn (-Wdangling-reference)
 // at every `const gcase& c = find("...")`.
-const gcase& find(std::string_view name) {
-  for (const auto& c : cases())
-    if (c.name == name) return c;
-  FAIL("missing golden case " << name);
-  return cases().front();
-}
+const gcase& find(std::string_view name) { return qtest::find_case(cases(), name); }
 
 // Run quantize + dequantize through the host tensor API and compare scales, zero points, codes, dequant.
 template <class F>

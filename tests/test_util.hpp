@@ -8,8 +8,11 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
+
+#include <doctest/doctest.h>
 
 #include "qnum/detail/bits.hpp"
 
@@ -94,6 +97,14 @@ inline std::vector<gq_case> parse_groupquant(const std::vector<unsigned char>& b
     out.push_back(std::move(c));
   }
   return out;
+}
+
+// The case `name` of cases; a missing one fails the test case (FAIL ends it, the return is never reached).
+inline const gq_case& find_case(const std::vector<gq_case>& cases, std::string_view name) {
+  for (const auto& c : cases)
+    if (c.name == name) return c;
+  FAIL("missing golden case " << name);
+  return cases.front();
 }
 
 }  // namespace qtest

@@ -88,6 +88,38 @@ bool padding_holds(const std::vector<T>& b, std::int64_t rows, std::int64_t cols
   return true;
 }
 
+// Strided packing of one [n, k] tensor held twice (qa and qb, two element types with the same codes): each,
+// read through row stride `is` with its padding poisoned (pad_a, pad_b), packs by pack(in, out) into words
+// [pr, pc] equal to `want`, into a contiguous output and into one of row stride `os` whose padding stays.
+template <class A, class B, class Pack>
+void check_strided_pack(const std::vector<A>& qa, A pad_a, const std::vector<B>& qb, B pad_b, std::int64_t n, std::int64_t k,
+                        std::int64_t is, std::int64_t pr, std::int64_t pc, std::int64_t os,
+                        const std::vector<std::uint32_t>& want, Pack pack) {
+  const auto as_ = strided(qa, n, k, is, pad_a);
+  const auto bs_ = strided(qb, n, k, is, pad_b);
+  for (const bool strided_out : {false, true}) {
+    const std::int64_t st = strided_out ? os : pc;
+    std::vector<std::uint32_t> a(static_cast<std::size_t>(pr * st), 0xDEADBEEFu), b(a);
+    REQUIRE(pack(qnum::view(as_.data(), n, k, is), qnum::view(a.data(), pr, pc, st)) == qnum::status::ok);
+    REQUIRE(pack(qnum::view(bs_.data(), n, k, is), qnum::view(b.data(), pr, pc, st)) == qnum::status::ok);
+    CHECK(gather(a, pr, pc, st) == want);
+    CHECK(gather(b, pr, pc, st) == want);
+    CHECK(padding_holds(a, pr, pc, st, 0xDEADBEEFu));
+    CHECK(padding_holds(b, pr, pc, st, 0xDEADBEEFu));
+  }
+}
+// The inverse through strided views: words `want` [pr, pc] at row stride os (padding 0xFFFFFFFF) unpack by
+// unpack(words, out) into codes [n, k] at row stride `is` equal to q, the codes' padding (0x5A) untouched.
+template <class Q, class Unpack>
+void check_strided_unpack(const std::vector<std::uint32_t>& want, std::int64_t pr, std::int64_t pc, std::int64_t os,
+                          const std::vector<Q>& q, std::int64_t n, std::int64_t k, std::int64_t is, Unpack unpack) {
+  const auto ws = strided(want, pr, pc, os, 0xFFFFFFFFu);
+  std::vector<Q> back(static_cast<std::size_t>(n * is), Q{0x5A});
+  REQUIRE(unpack(qnum::view(ws.data(), pr, pc, os), qnum::view(back.data(), n, k, is)) == qnum::status::ok);
+  CHECK(gather(back, n, k, is) == q);
+  CHECK(padding_holds(back, n, k, is, Q{0x5A}));
+}
+
 // Every shape one row or one column off [rows, cols], and [rows, cols] itself.
 inline std::vector<std::pair<std::int64_t, std::int64_t>> near_shapes(std::int64_t rows, std::int64_t cols) {
   return {{rows + 1, cols}, {rows - 1, cols}, {rows, cols + 1}, {rows, cols - 1}, {rows, cols}};

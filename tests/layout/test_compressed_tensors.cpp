@@ -165,23 +165,9 @@ TEST_CASE("views (ct::pack_weight / ct::unpack_weight): strided inputs give the 
       const std::int64_t wpr = packed_words(k, bits), is = k + 5, os = wpr + 1;
       std::vector<std::uint32_t> want(static_cast<std::size_t>(n * wpr));
       REQUIRE(ct::pack_weight(view(q.data(), n, k), bits, view(want.data(), n, wpr)) == status::ok);
-      const auto qs = strided(q, n, k, is, std::int8_t{100});
-      const auto cs = strided(codes, n, k, is, std::uint8_t{0xFF});
-      for (const bool strided_out : {false, true}) {
-        const std::int64_t st = strided_out ? os : wpr;
-        std::vector<std::uint32_t> a(static_cast<std::size_t>(n * st), 0xDEADBEEFu), b(a);
-        REQUIRE(ct::pack_weight(view(qs.data(), n, k, is), bits, view(a.data(), n, wpr, st)) == status::ok);
-        REQUIRE(ct::pack_weight(view(cs.data(), n, k, is), bits, view(b.data(), n, wpr, st)) == status::ok);
-        CHECK(gather(a, n, wpr, st) == want);
-        CHECK(gather(b, n, wpr, st) == want);
-        CHECK(padding_holds(a, n, wpr, st, 0xDEADBEEFu));
-        CHECK(padding_holds(b, n, wpr, st, 0xDEADBEEFu));
-      }
-      const auto ws = strided(want, n, wpr, os, 0xFFFFFFFFu);
-      std::vector<std::int8_t> back(static_cast<std::size_t>(n * is), 0x5A);
-      REQUIRE(ct::unpack_weight(view(ws.data(), n, wpr, os), bits, view(back.data(), n, k, is)) == status::ok);
-      CHECK(gather(back, n, k, is) == q);
-      CHECK(padding_holds(back, n, k, is, std::int8_t{0x5A}));
+      check_strided_pack(q, std::int8_t{100}, codes, std::uint8_t{0xFF}, n, k, is, n, wpr, os, want,
+                         [&](auto in, auto out) { return ct::pack_weight(in, bits, out); });
+      check_strided_unpack(want, n, wpr, os, q, n, k, is, [&](auto w, auto out) { return ct::unpack_weight(w, bits, out); });
     }
 }
 

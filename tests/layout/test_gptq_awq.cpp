@@ -190,23 +190,9 @@ TEST_CASE("views (gptq/awq): strided inputs give the contiguous words, strided o
       const std::int64_t pr = k * bits / 32, is = k + 3, os = n + 2;
       std::vector<std::uint32_t> want(static_cast<std::size_t>(pr * n));
       REQUIRE(gptq::pack_qweight(view(q.data(), n, k), bits, view(want.data(), pr, n)) == status::ok);
-      const auto qs = strided(q, n, k, is, std::uint8_t{0xFF});
-      const auto q8s = strided(q8, n, k, is, std::int8_t{100});
-      for (const bool strided_out : {false, true}) {
-        const std::int64_t st = strided_out ? os : n;
-        std::vector<std::uint32_t> a(static_cast<std::size_t>(pr * st), 0xDEADBEEFu), b(a);
-        REQUIRE(gptq::pack_qweight(view(qs.data(), n, k, is), bits, view(a.data(), pr, n, st)) == status::ok);
-        REQUIRE(gptq::pack_qweight(view(q8s.data(), n, k, is), bits, view(b.data(), pr, n, st)) == status::ok);
-        CHECK(gather(a, pr, n, st) == want);
-        CHECK(gather(b, pr, n, st) == want);
-        CHECK(padding_holds(a, pr, n, st, 0xDEADBEEFu));
-        CHECK(padding_holds(b, pr, n, st, 0xDEADBEEFu));
-      }
-      const auto ws = strided(want, pr, n, os, 0xFFFFFFFFu);
-      std::vector<std::uint8_t> back(static_cast<std::size_t>(n * is), 0x5A);
-      REQUIRE(gptq::unpack_qweight(view(ws.data(), pr, n, os), bits, view(back.data(), n, k, is)) == status::ok);
-      CHECK(gather(back, n, k, is) == q);
-      CHECK(padding_holds(back, n, k, is, std::uint8_t{0x5A}));
+      check_strided_pack(q, std::uint8_t{0xFF}, q8, std::int8_t{100}, n, k, is, pr, n, os, want,
+                         [&](auto in, auto out) { return gptq::pack_qweight(in, bits, out); });
+      check_strided_unpack(want, pr, n, os, q, n, k, is, [&](auto w, auto out) { return gptq::unpack_qweight(w, bits, out); });
     }
   }
   SUBCASE("AWQ pack_qweight / unpack_qweight") {
