@@ -232,6 +232,48 @@ TEST_CASE("host lanes == per-element definition: integer formats, every scheme o
   integer_variants<qnum::quint8>("uint8");
 }
 
+TEST_CASE("host lanes == per-element definition: codes at the scale's worst rounding (no clamp in the batched path)") {
+  // Groups of 32 whose amax / d rounds (to bf16 or fp32) as far down as it can: amax = d (1 + 2^-8) m 2^e with
+  // a bf16 tie that goes to the even value below, so x / s reaches d (1 + 2^-8). Both +amax and -amax occur,
+  // next to values a little inside them; the batched path writes these codes without a clamp (host/simd_lanes.inc,
+  // clamp_free_ok) and must still agree with the definition. Flat shapes: every target's batch loop.
+  const shape sh{48, 128, 128, qnum::group_size(32)};
+  std::vector<float> src(static_cast<std::size_t>(sh.rows * sh.stride));
+  std::uint64_t st = 5;
+  auto next = [&st] {
+    st = st * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<std::uint32_t>(st >> 33);
+  };
+  const float ds[] = {127.0f, 127.5f, 7.0f, 7.5f};
+  const float ms[] = {1.0f + 1.0f / 256.0f, 1.015625f + 1.0f / 256.0f, 1.5f + 1.0f / 256.0f, 1.0f + 1.0f / 512.0f, 1.0f};
+  for (std::int64_t g = 0; g < sh.rows * sh.cols / 32; ++g) {
+    const float amax = std::ldexp(ds[next() % 4] * ms[next() % 5], static_cast<int>(next() % 40) - 20);
+    for (int i = 0; i < 32; ++i) {
+      float x;
+      switch (next() % 4) {
+        case 0: x = amax; break;
+        case 1: x = -amax; break;
+        case 2: x = std::nextafter(-amax, 0.0f) * (1.0f - 0.003f * static_cast<float>(next() % 4)); break;
+        default: x = amax * (static_cast<float>(next() % 2001) / 1000.0f - 1.0f); break;
+      }
+      src[static_cast<std::size_t>(g * 32 + i)] = x;
+    }
+  }
+  using qnum::dtype;
+  for (const auto& s : {qnum::presets::int8_sym, qnum::symmetric_full<qnum::qint8>(), qnum::presets::torchao_int8_sym}) {
+    for (const auto& v : {s, s.stored_as(dtype::bf16), s.x_multiply(), s.stored_as(dtype::bf16).x_multiply(), s.scale_multiply()}) {
+      run_case<qnum::qint8, float, float>(v, sh, src, 0.0f, "int8 worst rounding");
+      run_case<qnum::qint8, std::uint16_t, float>(v, sh, src, 0.0f, "int8 worst rounding, bf16 in");
+    }
+  }
+  for (const auto& s : {qnum::symmetric_restricted<qnum::qint4>(), qnum::presets::slime_int4_qat, qnum::symmetric_full<qnum::qint4>()}) {
+    for (const auto& v : {s, s.stored_as(dtype::bf16), s.x_multiply(), s.stored_as(dtype::bf16).x_multiply()}) {
+      run_case<qnum::qint4, float, float>(v, sh, src, 0.0f, "int4 worst rounding");
+      run_case<qnum::qint4, std::uint16_t, std::uint16_t>(v, sh, src, 0.0f, "int4 worst rounding, bf16");
+    }
+  }
+}
+
 TEST_CASE("host lanes == per-element definition: an input beyond the caches (the prefetching batches)") {
   // More than 2 MiB of fp32 input: quantize's batched path prefetches ahead (host/simd_lanes.inc).
   const shape sh{520, 1024, 1024, qnum::group_size(128)};
