@@ -256,20 +256,34 @@ void bm_scalar_dequantize(benchmark::State& s) {
   qbench::set_counters(s, n * n, n * n * (1 + sizeof(T)) + n * n / G * 4);
 }
 
-// ---- fake quantize INT8 g128, output in the input's dtype -------------------------------------------
-template <class T>
+// ---- fake quantize INT8 (g128 unless named), output in the input's dtype --------------------------------
+template <class T, int GS = G>
 void bm_fake_quant(benchmark::State& s) {
   const std::int64_t n = s.range(0);
   inputs& in = data(n);
   std::vector<T> out(static_cast<std::size_t>(n * n));
   for (auto _ : s) {
-    const auto st = qnum::fake_quantize(int8_sym, qnum::view<const T>(input_of<T>(in), n, n), qnum::group_size(G),
+    const auto st = qnum::fake_quantize(int8_sym, qnum::view<const T>(input_of<T>(in), n, n), qnum::group_size(GS),
                                         qnum::view(out.data(), n, n));
     if (st != qnum::status::ok) s.SkipWithError("fake_quantize failed");
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
   }
   qbench::set_counters(s, n * n, n * n * 2 * sizeof(T));
+}
+// The QAT case: slime's INT4 fake quantization (symmetric [-7, 7], fp32 scale), bf16 weights in and out, g32.
+void bm_fake_quant_slime_bf16(benchmark::State& s) {
+  const std::int64_t n = s.range(0);
+  inputs& in = data(n);
+  std::vector<std::uint16_t> out(static_cast<std::size_t>(n * n));
+  for (auto _ : s) {
+    const auto st = qnum::fake_quantize(qnum::presets::slime_int4_qat, qnum::view<qnum::bf16>(in.b16.data(), n, n),
+                                        qnum::group_size(32), qnum::view<qnum::bf16>(out.data(), n, n));
+    if (st != qnum::status::ok) s.SkipWithError("fake_quantize failed");
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  qbench::set_counters(s, n * n, n * n * 2 * sizeof(std::uint16_t));
 }
 template <class T>
 void bm_scalar_fake_quant(benchmark::State& s) {
@@ -379,6 +393,8 @@ int main(int argc, char** argv) {
   reg("quantize_int8_g32_runtime_fp32", bm_quantize<float, runtime_int8, 32>, sizes);
   reg("quantize_int8_g32_fixed_fp32", bm_quantize<float, fixed_int8, 32>, sizes);
   reg("quantize_int8_g128_fixed_fp32", bm_quantize<float, fixed_int8, 128>, sizes);
+  reg("fake_quant_int8_g32_fp32", bm_fake_quant<float, 32>, sizes);
+  reg("fake_quant_slime_int4_g32_bf16", bm_fake_quant_slime_bf16, sizes);
   reg("gguf_q8_0_fp32", bm_gguf<qnum::gguf::type::q8_0>, sizes);
   reg("ref_gguf_q8_0_fp32", bm_ref_gguf<qnum::gguf::type::q8_0>, sizes);
   reg("gguf_q4_0_fp32", bm_gguf<qnum::gguf::type::q4_0>, sizes);
