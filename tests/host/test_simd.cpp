@@ -274,6 +274,40 @@ TEST_CASE("host lanes == per-element definition: codes at the scale's worst roun
   }
 }
 
+TEST_CASE("fake_quantize in place (out is the input's view) == into another buffer, every target") {
+  // The batched path reads a batch's maxima one batch ahead of its codes: in place it must still read each
+  // element before it is overwritten. Partial overlaps are not supported (docs/policies.md).
+  auto check = [](const auto& s, const char* name, const shape& sh, const std::vector<float>& src, auto tag) {
+    using T = decltype(tag);
+    std::vector<T> base(src.size());
+    for (std::size_t i = 0; i < src.size(); ++i) {
+      if constexpr (sizeof(T) == 4) base[i] = src[i];
+      else base[i] = qnum::to_bf16(src[i]);
+    }
+    each_target([&](qnum::simd_target) {
+      std::vector<T> out(base.size()), io = base;
+      const auto in = qnum::view<const T>(base.data(), sh.rows, sh.cols, sh.stride);
+      const auto self = qnum::view<T>(io.data(), sh.rows, sh.cols, sh.stride);
+      REQUIRE(qnum::fake_quantize(s, in, sh.groups, qnum::view<T>(out.data(), sh.rows, sh.cols, sh.stride)) == qnum::status::ok);
+      REQUIRE(qnum::fake_quantize(s, qnum::detail::as_const(self), sh.groups, self) == qnum::status::ok);
+      for (std::int64_t r = 0; r < sh.rows; ++r)  // the elements of the view (padding differs: out is zeros)
+        CHECK_MESSAGE(std::memcmp(&io[static_cast<std::size_t>(r * sh.stride)], &out[static_cast<std::size_t>(r * sh.stride)],
+                                  static_cast<std::size_t>(sh.cols) * sizeof(T)) == 0,
+                      name << " row " << r);
+    });
+  };
+  const shape in_place_shapes[] = {{48, 128, 128, qnum::group_size(32)}, {37, 256, 256, qnum::group_size(128)},
+                                   {19, 300, 301, qnum::group_size(128)}, {600, 1024, 1024, qnum::group_size(32)},
+                                   {29, 33, 40, qnum::per_tensor()}};
+  std::uint64_t seed = 71;
+  for (const shape& sh : in_place_shapes) {
+    const auto src = hard_data(sh.rows, sh.stride, seed++);
+    check(qnum::presets::int8_sym, "int8_sym", sh, src, float{});
+    check(qnum::presets::slime_int4_qat, "slime_int4_qat", sh, src, std::uint16_t{});
+    check(qnum::presets::mxfp4, "mxfp4", sh, src, float{});
+  }
+}
+
 TEST_CASE("host lanes == per-element definition: an input beyond the caches (the prefetching batches)") {
   // More than 2 MiB of fp32 input: quantize's batched path prefetches ahead (host/simd_lanes.inc).
   const shape sh{520, 1024, 1024, qnum::group_size(128)};
