@@ -58,6 +58,7 @@
 
 #include "qnum/codec.hpp"
 #include "qnum/config.hpp"
+#include "qnum/detail/ggml_blocks.hpp"
 #include "qnum/format.hpp"
 #include "qnum/scale.hpp"
 

@@ -27,6 +27,7 @@
 #include "qnum/config.hpp"
 #include "qnum/detail/bits.hpp"
 #include "qnum/detail/fp_rn.hpp"
+#include "qnum/detail/ggml_blocks.hpp"
 #include "qnum/host/simd.hpp"
 #include "qnum/layout/pack.hpp"
 
@@ -48,16 +49,21 @@ QNUM_HD std::int32_t ggml_roundf_i8(float v) {
   if (v < 0) r = -r;
   return static_cast<std::int32_t>(static_cast<std::int8_t>(static_cast<std::uint32_t>(r) & 0xFFu));
 }
+// A Q4 nibble: min(15, trunc(v * id + offset)) as ggml's uint8 arithmetic gives it (v = x, or x - min for Q4_1).
+QNUM_HD std::uint32_t ggml_q4_code(float v, float id, float offset) {
+  const std::int32_t t = ggml_trunc_i8(add_rn(mul_rn(v, id), offset));
+  return static_cast<std::uint8_t>(t < ggml_q4_max ? t : ggml_q4_max);
+}
 }  // namespace detail
 
 namespace gguf {
 
-enum class type : int { q4_0 = 2, q4_1 = 3, q8_0 = 8 };  // values = GGMLQuantizationType
+enum class type : int { q4_0 = detail::ggml_q4_0, q4_1 = detail::ggml_q4_1, q8_0 = detail::ggml_q8_0 };  // GGMLQuantizationType
 
 inline constexpr int block_size = 32;
 
 // Bytes of one 32-element block.
-QNUM_HD constexpr int block_bytes(type t) { return t == type::q4_0 ? 18 : t == type::q4_1 ? 20 : 34; }
+QNUM_HD constexpr int block_bytes(type t) { return detail::ggml_block_bytes(static_cast<int>(t)); }
 
 // Bytes of n elements (n a multiple of 32), -1 otherwise.
 QNUM_HD constexpr std::int64_t row_bytes(type t, std::int64_t n) {
@@ -75,17 +81,13 @@ QNUM_HD bool quantize_block_q4_0(const float* x, std::uint8_t* out) {
       max = x[j];
     }
   }
-  const float d = detail::div_rn(max, -8.0f);
+  const float d = detail::div_rn(max, detail::ggml_scale_divisor(detail::ggml_q4_0));
   const float id = d != 0.0f ? detail::div_rn(1.0f, d) : 0.0f;
   const std::uint16_t dh = to_fp16(d);
   detail::put_u16(out, dh);
-  for (int j = 0; j < 16; ++j) {
-    const std::int32_t a = detail::ggml_trunc_i8(detail::add_rn(detail::mul_rn(x[j], id), 8.5f));
-    const std::int32_t b = detail::ggml_trunc_i8(detail::add_rn(detail::mul_rn(x[j + 16], id), 8.5f));
-    const std::uint32_t q0 = static_cast<std::uint8_t>(a < 15 ? a : 15);
-    const std::uint32_t q1 = static_cast<std::uint8_t>(b < 15 ? b : 15);
-    out[2 + j] = static_cast<std::uint8_t>(q0 | (q1 << 4));  // ggml: qs = xi0; qs |= xi1 << 4 (uint8)
-  }
+  const float off = detail::ggml_q4_offset(detail::ggml_q4_0);
+  for (int j = 0; j < 16; ++j)  // ggml: qs = xi0; qs |= xi1 << 4 (uint8)
+    out[2 + j] = static_cast<std::uint8_t>(detail::ggml_q4_code(x[j], id, off) | (detail::ggml_q4_code(x[j + 16], id, off) << 4));
   return detail::fp16_is_inf(dh);
 }
 // One Q4_0 block -> y[32]: (nib - 8) * d (one exact-integer multiply).
@@ -104,19 +106,15 @@ QNUM_HD bool quantize_block_q4_1(const float* x, std::uint8_t* out) {
     if (x[j] < min) min = x[j];
     if (x[j] > max) max = x[j];
   }
-  const float d = detail::div_rn(detail::sub_rn(max, min), 15.0f);
+  const float d = detail::div_rn(detail::sub_rn(max, min), detail::ggml_scale_divisor(detail::ggml_q4_1));
   const float id = d != 0.0f ? detail::div_rn(1.0f, d) : 0.0f;
   const std::uint16_t dh = to_fp16(d), mh = to_fp16(min);
   detail::put_u16(out, dh);
   detail::put_u16(out + 2, mh);
-  for (int j = 0; j < 16; ++j) {
-    const std::int32_t a = detail::ggml_trunc_i8(detail::add_rn(detail::mul_rn(detail::sub_rn(x[j], min), id), 0.5f));
-    const std::int32_t b =
-        detail::ggml_trunc_i8(detail::add_rn(detail::mul_rn(detail::sub_rn(x[j + 16], min), id), 0.5f));
-    const std::uint32_t q0 = static_cast<std::uint8_t>(a < 15 ? a : 15);
-    const std::uint32_t q1 = static_cast<std::uint8_t>(b < 15 ? b : 15);
-    out[4 + j] = static_cast<std::uint8_t>(q0 | (q1 << 4));
-  }
+  const float off = detail::ggml_q4_offset(detail::ggml_q4_1);
+  for (int j = 0; j < 16; ++j)
+    out[4 + j] = static_cast<std::uint8_t>(detail::ggml_q4_code(detail::sub_rn(x[j], min), id, off) |
+                                           (detail::ggml_q4_code(detail::sub_rn(x[j + 16], min), id, off) << 4));
   return detail::fp16_is_inf(dh) || detail::fp16_is_inf(mh);
 }
 // One Q4_1 block -> y[32]: fl(fl(nib * d) + m).
@@ -136,7 +134,7 @@ QNUM_HD bool quantize_block_q8_0(const float* x, std::uint8_t* out) {
     const float a = detail::abs_bits(x[j]);
     amax = amax < a ? a : amax;
   }
-  const float d = detail::div_rn(amax, 127.0f);
+  const float d = detail::div_rn(amax, detail::ggml_scale_divisor(detail::ggml_q8_0));
   const float id = d != 0.0f ? detail::div_rn(1.0f, d) : 0.0f;
   const std::uint16_t dh = to_fp16(d);
   detail::put_u16(out, dh);
