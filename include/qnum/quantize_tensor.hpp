@@ -69,8 +69,9 @@ status check_view(const matrix_view<T>& v) {
 
 inline status make_grid(std::int64_t rows, std::int64_t cols, group_shape g, grid& out) {
   if (g.rows < 0 || g.cols < 0) return status::bad_group;
-  out.gr = g.rows == 0 ? (rows > 0 ? rows : 1) : g.rows;
-  out.gc = g.cols == 0 ? (cols > 0 ? cols : 1) : g.cols;
+  const extent ge = group_extent(rows, cols, g);
+  out.gr = ge.rows;
+  out.gc = ge.cols;
   const extent e = scale_shape(rows, cols, g);
   out.nr = e.rows;
   out.nc = e.cols;

@@ -5,7 +5,8 @@
 //   view(p, rows, cols [, row_stride [, dtype]])          row_stride defaults to cols
 //   view<fp16>(bits, rows, cols [, row_stride])           16-bit elements named by their format
 //   view(p, n)                                            a 1 x n view (flat buffers: gradients, optimizer state)
-//   group_shape: per_tensor(), per_row(), group<G>{} / group_size(G) (1xG), block(R, C); scale_shape(rows, cols, g)
+//   group_shape: per_tensor(), per_row(), group<G>{} / group_size(G) (1xG), block(R, C); group_extent(rows, cols, g),
+//   scale_shape(rows, cols, g)
 //
 // Extents and strides are int64. `type` gives the meaning of 16-bit float elements (bf16 or fp16 bits in
 // std::uint16_t; view() defaults 16-bit elements to bf16 and everything else to fp32); integer views
@@ -81,13 +82,17 @@ constexpr group_shape per_row() { return {1, 0}; }
 constexpr group_shape per_tensor() { return {0, 0}; }
 constexpr group_shape block(std::int64_t r, std::int64_t c) { return {r, c}; }
 
+// The rows x cols of one group of g in a rows x cols tensor: a 0 dimension of g is the tensor's whole extent
+// (at least 1). For group dimensions >= 0.
+QNUM_HD constexpr extent group_extent(std::int64_t rows, std::int64_t cols, group_shape g) {
+  return {g.rows == 0 ? (rows > 0 ? rows : 1) : g.rows, g.cols == 0 ? (cols > 0 ? cols : 1) : g.cols};
+}
 // The number of groups down and across a rows x cols tensor: the shape of its scale (and zero-point)
 // buffer. A negative extent or group dimension gives {0, 0} (quantize reports it as a bad shape / group size).
 QNUM_HD constexpr extent scale_shape(std::int64_t rows, std::int64_t cols, group_shape g) {
   if (rows < 0 || cols < 0 || g.rows < 0 || g.cols < 0) return {};
-  const std::int64_t gr = g.rows == 0 ? (rows > 0 ? rows : 1) : g.rows;
-  const std::int64_t gc = g.cols == 0 ? (cols > 0 ? cols : 1) : g.cols;
-  return {(rows + gr - 1) / gr, (cols + gc - 1) / gc};
+  const extent e = group_extent(rows, cols, g);
+  return {(rows + e.rows - 1) / e.rows, (cols + e.cols - 1) / e.cols};
 }
 
 namespace detail {

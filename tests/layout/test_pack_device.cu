@@ -74,6 +74,15 @@ struct w4a16_dequant {
   }
 };
 
+// A hash of the elements a view covers (not its padding), in row-major order.
+template <class T>
+__host__ __device__ std::uint32_t view_hash(const qnum::matrix_view<T>& v) {
+  std::uint32_t h = 0;
+  for (std::int64_t r = 0; r < v.rows; ++r)
+    for (std::int64_t c = 0; c < v.cols; ++c) h = h * 0x9E3779B1u + static_cast<std::uint32_t>(v(r, c));
+  return h;
+}
+
 // Signed codes [2, 37] of width 1..8 (i selects width and seed) in rows of 40 (padding 100: out of range),
 // packed row by row through matrix_view element access and dense_or into words [2, ceil(37*bits/32)] in
 // rows one word longer; returns a hash of the words the view covers.
@@ -89,12 +98,6 @@ struct view_rows {
         buf[r * cstride + c] = static_cast<std::int8_t>(static_cast<std::int32_t>(u) - (1 << (bits - 1)));
       }
   }
-  __host__ __device__ static std::uint32_t hash(const qnum::matrix_view<std::uint32_t>& w) {
-    std::uint32_t h = 0;
-    for (std::int64_t r = 0; r < w.rows; ++r)
-      for (std::int64_t c = 0; c < w.cols; ++c) h = h * 0x9E3779B1u + w(r, c);
-    return h;
-  }
   __host__ __device__ std::uint32_t operator()(std::uint64_t i) const {
     std::int8_t buf[rows * cstride];
     codes(i, buf);
@@ -104,7 +107,7 @@ struct view_rows {
     const qnum::matrix_view<std::uint32_t> o{words, rows, qnum::packed_words(cols, bits), wstride};
     for (std::int64_t r = 0; r < rows; ++r)
       for (std::int64_t c = 0; c < cols; ++c) qnum::dense_or(&o(r, 0), c, bits, qnum::to_offset_binary(q(r, c), bits));
-    return hash(o);
+    return view_hash(o);
   }
 };
 
@@ -124,12 +127,6 @@ struct gguf_view_rows {
         x[r * xstride + c] = static_cast<float>(static_cast<std::int32_t>(b >> 8) - (1 << 23)) / 8388608.0f;
       }
   }
-  __host__ __device__ static std::uint32_t hash(const qnum::matrix_view<std::uint8_t>& b) {
-    std::uint32_t h = 0;
-    for (std::int64_t r = 0; r < b.rows; ++r)
-      for (std::int64_t c = 0; c < b.cols; ++c) h = h * 31u + b(r, c);
-    return h;
-  }
   __host__ __device__ std::uint32_t operator()(std::uint64_t i) const {
     float buf[rows * xstride];
     values(i, buf);
@@ -141,7 +138,7 @@ struct gguf_view_rows {
     for (std::int64_t r = 0; r < rows; ++r)
       for (std::int64_t b = 0; b < cols / qnum::gguf::block_size; ++b)
         qnum::gguf::quantize_block(t, &x(r, b * qnum::gguf::block_size), &o(r, b * bb));
-    return hash(o);
+    return view_hash(o);
   }
 };
 
@@ -165,7 +162,7 @@ TEST_CASE("matrix_view rows on the device == host pack_int32 / gguf::quantize ov
     const qnum::status st =
         qnum::pack_int32(qnum::view(static_cast<const std::int8_t*>(buf), view_rows::rows, view_rows::cols, view_rows::cstride), bits,
                          qnum::packed_dim::cols, o);
-    bad += st != qnum::status::ok || view_rows::hash(o) != view_rows{}(i);
+    bad += st != qnum::status::ok || view_hash(o) != view_rows{}(i);
   }
   CHECK(bad == 0);
   bad = 0;
@@ -177,7 +174,7 @@ TEST_CASE("matrix_view rows on the device == host pack_int32 / gguf::quantize ov
     const auto o = qnum::view(bytes, gguf_view_rows::rows, qnum::gguf::row_bytes(t, gguf_view_rows::cols), gguf_view_rows::bstride);
     const qnum::status st = qnum::gguf::quantize(
         t, qnum::view(static_cast<const float*>(x), gguf_view_rows::rows, gguf_view_rows::cols, gguf_view_rows::xstride), o);
-    bad += st != qnum::status::ok || gguf_view_rows::hash(o) != gguf_view_rows{}(i);
+    bad += st != qnum::status::ok || view_hash(o) != gguf_view_rows{}(i);
   }
   CHECK(bad == 0);
   // ... and the device computes the same.

@@ -223,8 +223,8 @@ inline gradient_args gradient_error(status s) {
 QNUM_HD constexpr std::int64_t gradient_group_elems(std::int64_t rows, std::int64_t cols, group_shape g) {
   if (g.rows == 0 && g.cols == 0) return rows * cols;
   if (g.rows != 1 || g.cols < 0) return 0;
-  if (g.cols == 0) return cols;
-  return cols % g.cols == 0 ? g.cols : 0;
+  const std::int64_t gc = group_extent(rows, cols, g).cols;  // per_row(): cols
+  return cols % gc == 0 ? gc : 0;
 }
 
 // Whether an optional view (the residual) is given: an empty default view (data null, 0 x 0) is not.
