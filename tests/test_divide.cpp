@@ -68,3 +68,39 @@ TEST_CASE("divide: signed zeros, infinities and NaN") {
   CHECK(n != n);
   CHECK(qnum::detail::divide(d, 3.0f) == 12.0f);
 }
+
+TEST_CASE("divide_bounded == divide_fast for every x within a bound that bounded_quotients accepts") {
+  const float bs[] = {0x1p-64f, 0x1p64f, next_down(0x1p64f), 1.0f, 1.0f / 127.0f, 3.0f / 7.0f, 0x1.7f3a2cp-20f,
+                      -2.5f, 2.0f / 448.0f};
+  for (float b : bs) {
+    const qnum::detail::divisor d = qnum::detail::make_divisor(b);
+    REQUIRE(d.fast);
+    const float ay = d.y < 0.0f ? -d.y : d.y;
+    // The largest accepted bound (2^126 / |y| rounded down, stepped down until accepted) and smaller ones.
+    float top = 0x1p126f / ay;
+    while (qnum::detail::bounded_quotients(d, next_up(top))) top = next_up(top);
+    while (!qnum::detail::bounded_quotients(d, top)) top = next_down(top);
+    CHECK_FALSE(qnum::detail::bounded_quotients(d, next_up(top)));
+    const float bounds[] = {top, 127.0f * (b < 0.0f ? -b : b), 1.0f};
+    for (float bound : bounds) {
+      REQUIRE(qnum::detail::bounded_quotients(d, bound));
+      std::uint64_t bad = 0, tried = 0;
+      for (std::uint64_t i = 0; i < 65536 + (std::uint64_t{1} << 20); ++i) {
+        const std::uint32_t xb = i < 65536 ? static_cast<std::uint32_t>(i) << 16 : qnum::random_bits(98, i);
+        float x = bits_to_float(xb);
+        if (!(x != x) && qnum::detail::abs_bits(x) > bound) x = x < 0.0f ? -bound : bound;  // the bound itself
+        const float q = qnum::detail::divide_bounded(d, x), r = qnum::detail::divide_fast(d, x);
+        bad += !(float_to_bits(q) == float_to_bits(r) || (q != q && r != r));
+        ++tried;
+      }
+      INFO("b = " << b << ", bound = " << bound);
+      CHECK(tried > 0);
+      CHECK(bad == 0);
+    }
+  }
+  const qnum::detail::divisor d = qnum::detail::make_divisor(0.25f);
+  CHECK_FALSE(qnum::detail::bounded_quotients(d, bits_to_float(0x7F800000u)));  // an infinite element
+  CHECK_FALSE(qnum::detail::bounded_quotients(d, bits_to_float(0x7FC00000u)));
+  CHECK_FALSE(qnum::detail::bounded_quotients(qnum::detail::make_divisor(1e-30f), 1.0f));  // not fast
+  CHECK(float_to_bits(qnum::detail::divide_bounded(d, -0.0f)) == 0x80000000u);
+}

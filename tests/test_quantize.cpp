@@ -97,7 +97,13 @@ long device_rne_mismatches(const qnum::scheme<F>& s) {
   for (std::uint64_t i = 0; i < 200000; ++i) {
     qnum::group_stats st;
     for (std::uint64_t e = 0; e < 4; ++e) qnum::accumulate(st, hostile(i * 8 + e));
-    const qnum::group_params p = qnum::compute_params(s, st, i % 5 == 0 ? 0.001f : 0.0f);
+    qnum::group_params p = qnum::compute_params(s, st, i % 5 == 0 ? 0.001f : 0.0f);
+    // A caller's own zero point in [code_min, code_max] now and then (asymmetric schemes: a symmetric
+    // scheme's zero point is 0): the 8-bit saturating path must not apply there for INT8.
+    if (s.kind == qnum::scheme_kind::asymmetric && i % 11 == 3) {
+      const std::uint32_t span = static_cast<std::uint32_t>(s.code_max() - s.code_min()) + 1u;
+      p.zero = s.code_min() + static_cast<std::int32_t>(qnum::random_bits(10, i) % span);
+    }
     float x = hostile(i * 8 + 5);
     if (i % 7 == 0) x *= 1e30f;
     if (qnum::quantize_int_value(s, p, x, qnum::rne) != qnum::detail::quantize_int_rne_by_cvt(s, p, x)) ++bad;
@@ -114,6 +120,20 @@ TEST_CASE("the device's nearest-even integer path (round, then clamp the integer
   CHECK(qnum::detail::f2i_rn_sat(-3e9f) == -2147483647 - 1);
   CHECK(qnum::detail::f2i_rn_sat(2.5f) == 2);
   CHECK(qnum::detail::f2i_rn_sat(-3.5f) == -4);
+  // The 8-bit saturating rounding (cvt.rni.s8.f32 on the device): ties to even, [-128, 127], NaN -> 0.
+  CHECK(qnum::detail::f2i8_rn_sat(qtest::from_bits(0x7FC00000u)) == 0);
+  CHECK(qnum::detail::f2i8_rn_sat(qtest::from_bits(0xFF800001u)) == 0);
+  CHECK(qnum::detail::f2i8_rn_sat(qtest::from_bits(0x7F800000u)) == 127);
+  CHECK(qnum::detail::f2i8_rn_sat(qtest::from_bits(0xFF800000u)) == -128);
+  CHECK(qnum::detail::f2i8_rn_sat(126.5f) == 126);
+  CHECK(qnum::detail::f2i8_rn_sat(127.49f) == 127);
+  CHECK(qnum::detail::f2i8_rn_sat(127.5f) == 127);
+  CHECK(qnum::detail::f2i8_rn_sat(-127.5f) == -128);
+  CHECK(qnum::detail::f2i8_rn_sat(-128.5f) == -128);
+  CHECK(qnum::detail::f2i8_rn_sat(-1e30f) == -128);
+  CHECK(qnum::detail::f2i8_rn_sat(-0.5f) == 0);
+  CHECK(qnum::detail::f2i8_rn_sat(-1.5f) == -2);
+  CHECK(qnum::detail::f2i8_rn_sat(2.5f) == 2);
   CHECK(device_rne_mismatches(p::slime_int4_qat) == 0);
   CHECK(device_rne_mismatches(p::slime_int4_checkpoint) == 0);
   CHECK(device_rne_mismatches(p::ct_w4a16_sym_bf16) == 0);
@@ -123,4 +143,9 @@ TEST_CASE("the device's nearest-even integer path (round, then clamp the integer
   CHECK(device_rne_mismatches(qnum::asymmetric<qnum::quint8>().in_work(dtype::bf16).zero_before_round()) == 0);
   CHECK(device_rne_mismatches(qnum::asymmetric<qnum::qint4>().in_work(dtype::fp16)) == 0);
   CHECK(device_rne_mismatches(qnum::symmetric_restricted<qnum::qint8>().x_multiply().in_work(dtype::bf16)) == 0);
+  CHECK(device_rne_mismatches(qnum::symmetric_full<qnum::qint8>()) == 0);
+  CHECK(device_rne_mismatches(qnum::symmetric_full<qnum::quint4>()) == 0);
+  CHECK(device_rne_mismatches(qnum::asymmetric<qnum::qint8>()) == 0);
+  CHECK(device_rne_mismatches(qnum::asymmetric<qnum::qint8>().zero_before_round()) == 0);
+  CHECK(device_rne_mismatches(qnum::asymmetric<qnum::qint4>().zero_before_round()) == 0);
 }

@@ -42,17 +42,39 @@ namespace detail {
 // bounds are integers), and a NaN v (NaN x, or degenerate parameters) gives 0 + z = z as the definition.
 // zero_first: v + z in the work dtype, rounded, clamped to [lo, hi]; NaN -> z.
 // v: scaled_value(s, p, x), or the device's gpu::divide of x by the group's divisor (the same code).
+// For formats whose codes lie in [-128, 127] (every signed format of 8 bits or fewer, UINT4) the rounding
+// saturates to 8 bits first (f2i8_rn_sat: one instruction on the device), which changes no code wherever
+// the integer bounds lie in [-128, 127]: always on the zero-first path ([lo, hi]); on the other path
+// ([lo - z, hi - z], z a zero point in [code_min, code_max] as compute_params gives) for every zero point
+// when the format spans at most 128 codes (4 bits), else (INT8) in symmetric schemes, whose z is 0.
+// The bounds -128 and 127 are not applied again (the full INT8 range needs no clamp then).
 template <class F>
 QNUM_HD int quantize_int_rne_scaled(const scheme<F>& s, const group_params& p, float v) {
+  constexpr bool narrow = F::qmin >= -128 && F::qmax <= 127;
+  constexpr bool narrow_span = narrow && F::qmax - F::qmin <= 127;
   const int lo = s.code_min(), hi = s.code_max();
   if (s.zero_first) {
     const float w = to_work(add_rn(v, static_cast<float>(p.zero)), s.work);
-    int q = f2i_rn_sat(w);
-    q = q < lo ? lo : (q > hi ? hi : q);
+    int q = narrow ? f2i8_rn_sat(w) : f2i_rn_sat(w);
+    if (!narrow || lo > -128) q = q < lo ? lo : q;
+    if (!narrow || hi < 127) q = q > hi ? hi : q;
     return is_nan(w) ? p.zero : q;
   }
+  if (narrow_span) {  // [lo - z, hi - z] within [-127, 127] for z in [code_min, code_max]
+    int q = f2i8_rn_sat(v);
+    q = q < lo - p.zero ? lo - p.zero : q;
+    q = q > hi - p.zero ? hi - p.zero : q;
+    return q + p.zero;
+  }
+  if (narrow && s.kind != scheme_kind::asymmetric) {  // z == 0 (group_params: 0 unless asymmetric)
+    int q = f2i8_rn_sat(v);
+    if (lo > -128) q = q < lo ? lo : q;
+    if (hi < 127) q = q > hi ? hi : q;
+    return q;
+  }
   int q = f2i_rn_sat(v);
-  q = q < lo - p.zero ? lo - p.zero : (q > hi - p.zero ? hi - p.zero : q);
+  q = q < lo - p.zero ? lo - p.zero : q;
+  q = q > hi - p.zero ? hi - p.zero : q;
   return q + p.zero;
 }
 template <class F>

@@ -133,6 +133,19 @@ QNUM_HD std::int32_t f2i_rn_sat(float v) {
   return round_to_int(v, round_nearest_even{});
 #endif
 }
+// cvt.rni.s8.f32: round to nearest even, saturate to [-128, 127], NaN -> 0 (PTX clamps a float-to-integer
+// conversion to the destination's range and converts NaN to 0): f2i_rn_sat clamped to [-128, 127], in one
+// instruction on the device (F2I.S8) where the clamp would take two or three.
+QNUM_HD std::int32_t f2i8_rn_sat(float v) {
+#if QNUM_IS_DEVICE_PASS()
+  std::int32_t r;
+  asm("{ .reg .s8 t; cvt.rni.s8.f32 t, %1; cvt.s32.s8 %0, t; }" : "=r"(r) : "f"(v));  // the second cvt folds away
+  return r;
+#else
+  const std::int32_t q = f2i_rn_sat(v);
+  return q < -128 ? -128 : (q > 127 ? 127 : q);
+#endif
+}
 }  // namespace detail
 
 // Single fp32 operations rounded to nearest even and never fused into an FMA, on host and device (also under

@@ -92,18 +92,101 @@ __global__ void pair_store_sweep(unsigned long long* bad) {
   if (n) atomicAdd(bad, n);
 }
 
-template <class D>
-unsigned long long pair_store_mismatches() {
+// launch(counter): a sweep kernel that adds its mismatches to *counter; returns their number (~0 on a CUDA
+// error).
+template <class Launch>
+unsigned long long sweep_mismatches(Launch&& launch) {
   unsigned long long* d = nullptr;
   unsigned long long h = 0;
   if (cudaMalloc(&d, sizeof h) != cudaSuccess || cudaMemset(d, 0, sizeof h) != cudaSuccess) return ~0ull;
-  pair_store_sweep<D><<<132 * 16, 256>>>(d);
+  launch(d);
   const bool ok = cudaMemcpy(&h, d, sizeof h, cudaMemcpyDeviceToHost) == cudaSuccess && cudaGetLastError() == cudaSuccess;
   cudaFree(d);
   return ok ? h : ~0ull;
 }
 
+template <class D>
+unsigned long long pair_store_mismatches() {
+  return sweep_mismatches([](unsigned long long* d) { pair_store_sweep<D><<<132 * 16, 256>>>(d); });
+}
+
+// Every float32 pattern through the device's nearest-even float-to-integer conversions (cvt.rni.s32.f32 and
+// the saturating cvt.rni.s8.f32) against rintf and float clamps: nearest even, saturated, NaN -> 0. Counts
+// the patterns that differ.
+__global__ void f2i_sweep(unsigned long long* bad) {
+  unsigned long long n = 0;
+  for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < (std::uint64_t{1} << 32);
+       i += std::uint64_t{gridDim.x} * blockDim.x) {
+    const float v = __uint_as_float(static_cast<std::uint32_t>(i));
+    const float r = rintf(v);
+    const bool nan = v != v;
+    const int want8 = nan ? 0 : static_cast<int>(fminf(fmaxf(r, -128.0f), 127.0f));
+    const long long want32 = nan ? 0 : (r >= 2147483648.0f ? 2147483647ll : (r <= -2147483648.0f ? -2147483648ll : static_cast<long long>(r)));
+    n += qnum::detail::f2i8_rn_sat(v) != want8;
+    n += qnum::detail::f2i_rn_sat(v) != want32;
+  }
+  if (n) atomicAdd(bad, n);
+}
+
+unsigned long long f2i_mismatches() {
+  return sweep_mismatches([](unsigned long long* d) { f2i_sweep<<<132 * 16, 256>>>(d); });
+}
+
+// raw_amax (max.bf16x2 / max.f16x2 of sign-cleared words) against fragment_stats over the widened elements, for
+// words of random 16-bit halves with NaN, +-Inf, subnormals, +-0 and the largest finite value mixed in: the
+// same bits. Counts the fragments that differ.
+__device__ inline std::uint16_t hostile16(std::uint32_t b, bool bf) {
+  const std::uint16_t nan = bf ? 0x7FC1 : 0x7E01, inf = bf ? 0x7F80 : 0x7C00, big = bf ? 0x7F7F : 0x7BFF;
+  const std::uint16_t sign = static_cast<std::uint16_t>(b & 0x8000u);
+  switch ((b >> 16) % 8) {
+    case 0: return static_cast<std::uint16_t>(nan | sign);
+    case 1: return static_cast<std::uint16_t>(inf | sign);
+    case 2: return static_cast<std::uint16_t>((b & 0x007Fu) | sign);  // subnormal or +-0
+    case 3: return static_cast<std::uint16_t>(big | sign);
+    default: return static_cast<std::uint16_t>(b);
+  }
+}
+template <class D>
+__global__ void raw_amax_sweep(unsigned long long* bad) {
+  using namespace qnum::gpu::detail;
+  unsigned long long n = 0;
+  for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < (std::uint64_t{1} << 22);
+       i += std::uint64_t{gridDim.x} * blockDim.x) {
+    ::uint4 raw[2];
+    unsigned w[8];
+    for (int k = 0; k < 8; ++k) {
+      const std::uint32_t lo = hostile16(qnum::random_bits(21, i * 16 + 2 * k), std::is_same_v<D, qnum::bf16>);
+      const std::uint32_t hi = hostile16(qnum::random_bits(21, i * 16 + 2 * k + 1), std::is_same_v<D, qnum::bf16>);
+      w[k] = lo | (hi << 16);
+    }
+    raw[0] = make_uint4(w[0], w[1], w[2], w[3]);
+    raw[1] = make_uint4(w[4], w[5], w[6], w[7]);
+    float v[2][8];
+    widen_chunk<D>(raw[0], v[0]);
+    widen_chunk<D>(raw[1], v[1]);
+    const auto s = qnum::presets::torchao_int8_sym;
+    n += __float_as_uint(raw_amax<D>(raw)) != __float_as_uint(qnum::gpu::fragment_stats(s, v).amax);
+    const ::uint4 one[1] = {raw[1]};
+    n += __float_as_uint(raw_amax<D>(one)) != __float_as_uint(qnum::gpu::fragment_stats(s, v[1]).amax);
+  }
+  if (n) atomicAdd(bad, n);
+}
+
+template <class D>
+unsigned long long raw_amax_mismatches() {
+  return sweep_mismatches([](unsigned long long* d) { raw_amax_sweep<D><<<132 * 4, 256>>>(d); });
+}
+
 }  // namespace
+
+TEST_CASE("raw_amax of 16-bit words == fragment_stats of the widened elements (NaN, Inf, subnormals, zeros)") {
+  CHECK(raw_amax_mismatches<qnum::bf16>() == 0ull);
+  CHECK(raw_amax_mismatches<qnum::fp16>() == 0ull);
+}
+
+TEST_CASE("the device's float-to-integer conversions (32-bit and saturating 8-bit) for every float32") {
+  CHECK(f2i_mismatches() == 0ull);
+}
 
 TEST_CASE("16-bit pair stores equal to_bf16 / to_fp16 for every float32, NaN included") {
   CHECK(pair_store_mismatches<qnum::bf16>() == 0ull);

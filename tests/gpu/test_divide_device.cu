@@ -7,6 +7,8 @@
 //      between: the same code in every format (gpu::divide's contract): the same bits, or both NaN, or both
 //      below 2^-36 in magnitude with the same sign, or both at least 2^127 with the same sign.
 //   3. A divisor outside the fast range takes __fdiv_rn: the same bits.
+//   Parts 2 and 3 also check divide_bounded (divide without its clamp) against divide's bits for every x that
+//   bounded_quotients admits (|x| as the bound; NaN x: NaN).
 #define QNUM_TEST_DEVICE_MAIN
 #include "hd_harness.cuh"
 
@@ -59,6 +61,11 @@ __global__ void all_x(float b, tally* t) {
     const float q = qnum::gpu::divide(d, x), r = __fdiv_rn(x, b);
     const bool differ = __float_as_uint(q) != __float_as_uint(r);
     if (differ) record(t, !qtest::same_code(q, r), true, xb, __float_as_uint(b));
+    // divide_bounded (no clamp) for every x that bounded_quotients admits: divide's bits, NaN for NaN.
+    if (x != x || qnum::gpu::bounded_quotients(d, fabsf(x))) {
+      const float qb = qnum::gpu::divide_bounded(d, x);
+      if (!(__float_as_uint(qb) == __float_as_uint(q) || (qb != qb && q != q))) record(t, true, false, xb, __float_as_uint(b));
+    }
   }
 }
 

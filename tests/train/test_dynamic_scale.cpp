@@ -116,6 +116,29 @@ TEST_CASE("current timing: the step's own amax enters its scale") {
   CHECK(R.q[0] == 127);
 }
 
+TEST_CASE("int8_code (nearest even): round(clamp(fl(x * inv), -127, 127)), NaN -> 0, for every bf16 x") {
+  // The expected code from float clamps and std::nearbyint (the default mode: nearest even), not from the
+  // library's integer rounding.
+  const float invs[] = {1.0f, 127.0f / 3.0f, 127.0f / 1e-30f, 3.4e38f, 1e-3f};
+  long bad = 0;
+  for (const float inv : invs) {
+    for (std::uint32_t b = 0; b < 65536u; ++b) {
+      const std::uint32_t bits = b << 16;
+      float x;
+      std::memcpy(&x, &bits, sizeof x);
+      volatile float y = x * inv;
+      float c = y;
+      int want = 0;
+      if (c == c) {
+        c = c < -127.0f ? -127.0f : (c > 127.0f ? 127.0f : c);
+        want = static_cast<int>(std::nearbyint(c));
+      }
+      bad += qnum::int8_code(x, inv) != want;
+    }
+  }
+  CHECK(bad == 0);
+}
+
 TEST_CASE("dequantization to fp32, bf16, fp16 is fl(q * fl(s / 127)), then RNE") {
   run R(3);
   CHECK(R.step({3.0f, -1.5f, 0.001f}, false) == qnum::status::ok);

@@ -19,11 +19,12 @@
 //   subgroup_reduce<L>(s, st, lane)               merge the stats of an aligned L-lane sub-warp group
 //                                                 (__shfl_xor_sync; only amax for symmetric/float schemes)
 //   subgroup_reduce<L>(st, lane), subgroup_amax<L>(amax, lane), block_stats<BLOCK>::reduce(storage, st)
-//   quantize_fragment(s, p, v[N], codes[N])        codes of N values, nearest-even (sm_89+: cvt.satfinite
-//                                                 for FP8), == quantize_value(s, p, v[i])
+//   quantize_fragment(s, p, v[N], codes[N][, bound])  codes of N values, nearest-even (sm_89+: cvt.satfinite
+//                                                 for FP8), == quantize_value(s, p, v[i]); bound: max |v[i]| over
+//                                                 the non-NaN elements where known (fewer instructions, same bits)
 //   quantize_fragment_stochastic(s, p, v[N], codes[N], seed, index0)   element index0 + i uses
 //                                                 stochastic(random_bits(seed, index0 + i)), as the host API
-//   fake_quantize_fragment(s, p, v[N])             v[i] = fake_quant_value(s, p, v[i]) in place (nearest-even)
+//   fake_quantize_fragment(s, p, v[N][, bound])    v[i] = fake_quant_value(s, p, v[i]) in place (nearest-even)
 //   dequantize_fragment(s, p, codes[N], out[N])    out[i] = dequantize_value(s, p, codes[i])
 //   pack_int4x8(codes[8])                          compressed-tensors word: nibble i = (q_i + 8) & 0xF
 //   then compute_params(scheme, stats[, outer]) gives the group's parameters.
@@ -194,6 +195,8 @@ __device__ __forceinline__ group_stats fragment_stats_exact(const float (&v)[K][
 // x / code_scale by the group's divisor (qnum::detail::divisor, detail/fp_rn.hpp): one reciprocal per group,
 // five instructions per element, the code of the true division.
 using qnum::detail::divide;
+using qnum::detail::bounded_quotients;
+using qnum::detail::divide_bounded;
 using qnum::detail::divide_fast;
 using qnum::detail::divisor;
 using qnum::detail::make_divisor;
@@ -203,10 +206,11 @@ __device__ __forceinline__ divisor divisor_of(const scheme<F>& s, const group_pa
   return s.x_by == scale_op::divide ? make_divisor(p.code_scale) : divisor{};
 }
 // scaled_value(s, p, x) with x / code_scale from the group's divisor d, d.fast (the caller tests it once):
-// the same code (see divide).
-template <class F>
+// the same code (see divide). Bounded: x within a bound that bounded_quotients(d, bound) accepts (the same
+// value by divide_bounded).
+template <bool Bounded = false, class F>
 __device__ __forceinline__ float scaled_value(const scheme<F>& s, const group_params& p, const divisor& d, float x) {
-  const float v = s.x_by == scale_op::multiply ? __fmul_rn(x, p.inv) : divide_fast(d, x);
+  const float v = s.x_by == scale_op::multiply ? __fmul_rn(x, p.inv) : (Bounded ? divide_bounded(d, x) : divide_fast(d, x));
   return qnum::detail::to_work(v, s.work);
 }
 // Whether a group takes the divisor path: codes from x * inv, or a fast divisor.
@@ -218,20 +222,27 @@ __device__ __forceinline__ bool divisor_path(const scheme<F>& s, const divisor& 
 // The code of a scaled value v (scaled_value(s, p, x), by either path): nearest even, the hardware FP8
 // conversion where there is one (encode_hw: the same bits); integers by detail::quantize_int_rne_scaled (the
 // same code as quantize_value(s, p, x, rne)).
-template <class F>
+// InRange: the caller knows the rounding cannot leave the code range (codes_in_range): no clamp.
+template <bool InRange = false, class F>
 __device__ __forceinline__ code_t<F> code_rne(const scheme<F>& s, const group_params& p, float v) {
   if constexpr (F::is_integer) {
     constexpr std::uint32_t mask = (1u << F::bits) - 1u;
-    return static_cast<code_t<F>>(static_cast<std::uint32_t>(qnum::detail::quantize_int_rne_scaled(s, p, v)) & mask);
+    int q;
+    if constexpr (InRange) {
+      q = qnum::detail::f2i8_rn_sat(v);  // |v| < code_max + 1/2 <= 127.5 or NaN (-> 0); z == 0
+    } else {
+      q = qnum::detail::quantize_int_rne_scaled(s, p, v);
+    }
+    return static_cast<code_t<F>>(static_cast<std::uint32_t>(q) & mask);
   } else {
     return encode_hw<F>(v);
   }
 }
 // quantize_value(s, p, x, rne), with x / code_scale by the group's divisor d = divisor_of(s, p) where
-// divisor_path(s, d) (the same code), else by the division.
-template <class F>
+// divisor_path(s, d) (the same code), else by the division. Bounded, InRange: see scaled_value, code_rne.
+template <bool Bounded = false, bool InRange = false, class F>
 __device__ __forceinline__ code_t<F> quantize_rne(const scheme<F>& s, const group_params& p, const divisor& d, float x) {
-  return code_rne(s, p, scaled_value(s, p, d, x));
+  return code_rne<InRange>(s, p, scaled_value<Bounded>(s, p, d, x));
 }
 template <class F>
 __device__ __forceinline__ code_t<F> quantize_rne(const scheme<F>& s, const group_params& p, float x) {
@@ -239,18 +250,61 @@ __device__ __forceinline__ code_t<F> quantize_rne(const scheme<F>& s, const grou
   return divisor_path(s, d) ? quantize_rne(s, p, d, x) : code_rne(s, p, scaled_value(s, p, x));
 }
 
-// One test of the divisor per fragment, then a branch-free loop.
+// Whether a fragment of a dividing scheme takes divide_bounded: its elements' magnitudes are at most `bound`
+// (NaN elements aside), and the group's divisor keeps those quotients finite.
+template <class F>
+__device__ __forceinline__ bool bounded_path(const scheme<F>& s, const divisor& d, float bound) {
+  return s.x_by == scale_op::divide && bounded_quotients(d, bound);
+}
+
+// Whether every element x of a fragment with |x| <= bound (or NaN) rounds to a code inside the code range, so
+// that code_rne needs no clamp: a symmetric integer scheme of a signed format of at most 8 bits (z == 0)
+// whose scaled bound is below code_max + 1/2 (scaled_value and the rounding are monotonic in |x|; the low
+// bound -code_max or -code_max - 1 is then met too). The multiply path, or a dividing scheme's bounded path.
+template <class F>
+__device__ __forceinline__ bool codes_in_range(const scheme<F>& s, const group_params& p, const divisor& d, float bound) {
+  if constexpr (!F::is_integer || !F::is_signed || F::qmin < -128 || F::qmax > 127) {
+    return false;
+  } else {
+    // The full INT8 range needs no clamp anyway (f2i8_rn_sat saturates there): no test.
+    return s.kind != scheme_kind::asymmetric && !s.zero_first && (s.code_min() > -128 || s.code_max() < 127) &&
+           scaled_value<true>(s, p, d, bound) < static_cast<float>(s.code_max()) + 0.5f;
+  }
+}
+
+// How a fragment's codes are computed, chosen once per fragment (code_path_of): without clamp (codes_in_range),
+// by divide_bounded, by the group's divisor (or x * inv), or by the division. Every path gives the same code.
+enum class code_path : int { in_range, bounded, divisor, division };
+template <code_path P, class F>
+__device__ __forceinline__ code_t<F> quantize_on(const scheme<F>& s, const group_params& p, const divisor& d, float x) {
+  if constexpr (P == code_path::division) {
+    return code_rne(s, p, scaled_value(s, p, x));
+  } else {
+    return quantize_rne<P != code_path::divisor, P == code_path::in_range>(s, p, d, x);
+  }
+}
+// fn(std::integral_constant<code_path, P>{}) with the path of a fragment whose non-NaN elements have
+// magnitudes at most `bound` (+Inf: no bound known).
+template <class F, class Fn>
+__device__ __forceinline__ void with_code_path(const scheme<F>& s, const group_params& p, const divisor& d, float bound, Fn&& fn) {
+  const bool bounded = s.x_by == scale_op::multiply ? bound <= qnum::detail::flt_max : bounded_path(s, d, bound);
+  if (bounded && codes_in_range(s, p, d, bound)) fn(std::integral_constant<code_path, code_path::in_range>{});
+  else if (bounded_path(s, d, bound)) fn(std::integral_constant<code_path, code_path::bounded>{});
+  else if (divisor_path(s, d)) fn(std::integral_constant<code_path, code_path::divisor>{});
+  else fn(std::integral_constant<code_path, code_path::division>{});
+}
+
+// One choice of path per fragment, then a branch-free loop. bound: an upper bound of the magnitudes of v's
+// non-NaN elements where the caller knows one (the group's amax when no element is infinite), else +Inf:
+// dividing schemes then take divide_bounded, and where codes_in_range holds no code is clamped. The same bits.
 template <class F, int N>
 __device__ __forceinline__ void quantize_fragment(const scheme<F>& s, const group_params& p, const float (&v)[N],
-                                                  std::uint8_t (&codes)[N]) {
+                                                  std::uint8_t (&codes)[N], float bound = qnum::detail::bits_to_float(0x7F800000u)) {
   const divisor d = divisor_of(s, p);
-  if (divisor_path(s, d)) {
+  with_code_path(s, p, d, bound, [&](auto path) {
 #pragma unroll
-    for (int i = 0; i < N; ++i) codes[i] = static_cast<std::uint8_t>(quantize_rne(s, p, d, v[i]));
-  } else {
-#pragma unroll
-    for (int i = 0; i < N; ++i) codes[i] = static_cast<std::uint8_t>(quantize_rne(s, p, v[i]));
-  }
+    for (int i = 0; i < N; ++i) codes[i] = static_cast<std::uint8_t>(quantize_on<decltype(path)::value>(s, p, d, v[i]));
+  });
 }
 
 template <class F, int N>
@@ -263,15 +317,13 @@ __device__ __forceinline__ void quantize_fragment_stochastic(const scheme<F>& s,
 }
 
 template <class F, int N>
-__device__ __forceinline__ void fake_quantize_fragment(const scheme<F>& s, const group_params& p, float (&v)[N]) {
+__device__ __forceinline__ void fake_quantize_fragment(const scheme<F>& s, const group_params& p, float (&v)[N],
+                                                       float bound = qnum::detail::bits_to_float(0x7F800000u)) {
   const divisor d = divisor_of(s, p);
-  if (divisor_path(s, d)) {
+  with_code_path(s, p, d, bound, [&](auto path) {
 #pragma unroll
-    for (int i = 0; i < N; ++i) v[i] = dequantize_value(s, p, quantize_rne(s, p, d, v[i]));
-  } else {
-#pragma unroll
-    for (int i = 0; i < N; ++i) v[i] = dequantize_value(s, p, quantize_rne(s, p, v[i]));
-  }
+    for (int i = 0; i < N; ++i) v[i] = dequantize_value(s, p, quantize_on<decltype(path)::value>(s, p, d, v[i]));
+  });
 }
 
 template <class F, int N>
@@ -402,6 +454,58 @@ struct vec {
   static constexpr int size = 16 / io<D>::size;  // elements per 16-byte load
 };
 
+// The 16-byte word `raw` of V = 16 / io<D>::size elements, widened to float (exact).
+template <class D, int V>
+__device__ __forceinline__ void widen_chunk(const ::uint4& raw, float (&v)[V]) {
+  static_assert(V * io<D>::size == 16, "one 16-byte word");
+  const unsigned w[4] = {raw.x, raw.y, raw.z, raw.w};
+#pragma unroll
+  for (int i = 0; i < V; ++i) {
+    if constexpr (io<D>::size == 4) {
+      v[i] = __uint_as_float(w[i]);
+    } else if constexpr (std::is_same_v<D, qnum::bf16>) {
+      v[i] = __uint_as_float(i % 2 ? (w[i / 2] & 0xFFFF0000u) : (w[i / 2] << 16));
+    } else {
+      v[i] = io<D>::load(static_cast<std::uint16_t>(w[i / 2] >> (16 * (i % 2))));
+    }
+  }
+}
+
+// Whether the kernels take statistics by raw_amax for elements of type D: bf16 from sm_80 on (max.bf16x2).
+// Not fp16: its widening is a conversion instruction a element, and the tile kernel then held more
+// registers and spilled (nvcc 13, sm_90).
+template <class D>
+__device__ __forceinline__ constexpr bool has_raw_amax() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  return std::is_same_v<D, qnum::bf16>;
+#else
+  return false;
+#endif
+}
+// The fast statistics' amax (fragment_stats of a symmetric or float scheme) of K 16-byte words of 16-bit
+// elements, two elements a register: |x| by clearing the sign bits, then max.bf16x2 / max.f16x2 (a NaN
+// operand gives the other operand, as fmaxf), one instruction per two elements; the larger half widened at
+// the end. The same value as fragment_stats over the widened elements: a maximum is one of its operands.
+template <class D, int K>
+__device__ __forceinline__ float raw_amax(const ::uint4 (&raw)[K]) {
+  unsigned m = 0u;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const unsigned w[4] = {raw[k].x, raw[k].y, raw[k].z, raw[k].w};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      if constexpr (std::is_same_v<D, qnum::bf16>) {
+        asm("max.bf16x2 %0, %1, %2;" : "=r"(m) : "r"(m), "r"(w[i] & 0x7FFF7FFFu));
+      } else {
+        asm("max.f16x2 %0, %1, %2;" : "=r"(m) : "r"(m), "r"(w[i] & 0x7FFF7FFFu));
+      }
+    }
+  }
+#endif
+  return fmaxf(io<D>::load(static_cast<std::uint16_t>(m)), io<D>::load(static_cast<std::uint16_t>(m >> 16)));
+}
+
 __device__ __forceinline__ bool aligned(const void* p, unsigned bytes) {
   return (reinterpret_cast<std::uintptr_t>(p) & (bytes - 1u)) == 0;
 }
@@ -415,18 +519,10 @@ __device__ __forceinline__ void load_chunk(const storage_t<D>* p, int n, bool ve
       constexpr int per = 16 / io<D>::size;
 #pragma unroll
       for (int k = 0; k < bytes / 16; ++k) {
-        const ::uint4 raw = __ldg(reinterpret_cast<const ::uint4*>(p) + k);
-        const unsigned w[4] = {raw.x, raw.y, raw.z, raw.w};
+        float part[per];
+        widen_chunk<D>(__ldg(reinterpret_cast<const ::uint4*>(p) + k), part);
 #pragma unroll
-        for (int i = 0; i < per; ++i) {
-          if constexpr (io<D>::size == 4) {
-            v[k * per + i] = __uint_as_float(w[i]);
-          } else if constexpr (std::is_same_v<D, qnum::bf16>) {
-            v[k * per + i] = __uint_as_float(i % 2 ? (w[i / 2] & 0xFFFF0000u) : (w[i / 2] << 16));
-          } else {
-            v[k * per + i] = io<D>::load(static_cast<std::uint16_t>(w[i / 2] >> (16 * (i % 2))));
-          }
-        }
+        for (int i = 0; i < per; ++i) v[k * per + i] = part[i];
       }
       return;
     }
@@ -593,10 +689,37 @@ __device__ __forceinline__ group_params job_params(const job<Sch, In, Out>& j, c
 // The statistics of a group held in registers (v: this thread's share, float[N] or float[K][N]) that
 // reduce() merges over the group's threads: the fast statistics, recomputed with fragment_stats_exact when
 // they met an infinite element (the test is uniform over the group). Every thread of the group calls it.
+// bound: the merged fast amax when no element is infinite (every non-NaN element's magnitude is at most
+// that: quantize_fragment's bound), else +Inf.
+template <class S, class Frag, class Reduce>
+__device__ __forceinline__ group_stats fragment_group_stats(const S& s, const Frag& v, Reduce&& reduce, float& bound) {
+  const group_stats st = reduce(fragment_stats(s, v));
+  bound = st.amax;
+  return stats_need_exact(st) ? reduce(fragment_stats_exact(v)) : st;  // an infinite element (bound Inf)
+}
 template <class S, class Frag, class Reduce>
 __device__ __forceinline__ group_stats fragment_group_stats(const S& s, const Frag& v, Reduce&& reduce) {
-  const group_stats st = reduce(fragment_stats(s, v));
-  return stats_need_exact(st) ? reduce(fragment_stats_exact(v)) : st;  // an infinite element
+  float bound;
+  return fragment_group_stats(s, v, reduce, bound);
+}
+
+// fragment_group_stats of a fragment v whose K 16-byte words `raw` (16-bit elements) were widened into v:
+// for schemes that need only amax, from the raw words (raw_amax: half the instructions), recomputed from v by
+// fragment_stats_exact when the merged result met an infinite element. The same statistics.
+// bound as fragment_group_stats gives it.
+template <class In, class S, int K, class Frag, class Reduce>
+__device__ __forceinline__ group_stats raw_group_stats(const S& s, const ::uint4 (&raw)[K], const Frag& v, Reduce&& reduce,
+                                                       float& bound) {
+  if constexpr (has_raw_amax<In>()) {
+    if (!needs_min_max(s)) {
+      group_stats f;
+      f.amax = raw_amax<In>(raw);
+      const group_stats st = reduce(f);
+      bound = st.amax;
+      return stats_need_exact(st) ? reduce(fragment_stats_exact(v)) : st;
+    }
+  }
+  return fragment_group_stats(s, v, reduce, bound);
 }
 
 // Whether a job rounds stochastically: a run-time flag of the run-time scheme's kernels only (a fixed
@@ -611,23 +734,24 @@ __device__ __forceinline__ bool stochastic_job(const job<Sch, In, Out>& j) {
 }
 
 // Emit the chunk of n elements at (r, c) of values v with parameters p.
+// bound: as quantize_fragment's (the group's finite fast amax, else +Inf).
 template <emit E, bool Full = false, class Sch, class In, class Out, class S, int V>
 __device__ __forceinline__ void emit_chunk(const job<Sch, In, Out>& j, const S& s, const group_params& p, std::int64_t r,
-                                           std::int64_t c, int n, float (&v)[V]) {
+                                           std::int64_t c, int n, float (&v)[V], float bound = qnum::detail::bits_to_float(0x7F800000u)) {
   if constexpr (Full) n = V;  // a whole, aligned chunk: the vector stores below without a test
   const std::uint64_t idx0 = static_cast<std::uint64_t>((j.row0 + r) * j.cols + c);
   if constexpr (E == emit::packed) {
     static_assert(V == 8, "W4A16 packing: 8 elements per word");
     std::uint8_t cb[V];
     if (stochastic_job(j)) quantize_fragment_stochastic(s, p, v, cb, j.seed, idx0);
-    else quantize_fragment(s, p, v, cb);
+    else quantize_fragment(s, p, v, cb, bound);
     std::uint32_t word = pack_int4x8(cb);
     if (!Full && n < V) word &= (1u << (4 * n)) - 1u;  // unused high nibbles of the last word: 0
     j.packed[r * j.packed_stride + c / 8] = word;
   } else if constexpr (E == emit::codes) {
     std::uint8_t cb[V];
     if (stochastic_job(j)) quantize_fragment_stochastic(s, p, v, cb, j.seed, idx0);
-    else quantize_fragment(s, p, v, cb);
+    else quantize_fragment(s, p, v, cb, bound);
     store_codes<V>(j.codes + r * j.codes_stride + c, n, Full || j.vec_out, cb);
   } else {
     if (stochastic_job(j)) {
@@ -635,7 +759,7 @@ __device__ __forceinline__ void emit_chunk(const job<Sch, In, Out>& j, const S& 
       for (int i = 0; i < V; ++i)
         v[i] = dequantize_value(s, p, quantize_value(s, p, v[i], stochastic(random_bits(j.seed, idx0 + static_cast<std::uint64_t>(i)))));
     } else {
-      fake_quantize_fragment(s, p, v);
+      fake_quantize_fragment(s, p, v, bound);
     }
     store_chunk<Out, V>(j.out + r * j.out_stride + c, n, Full || j.vec_out, v);
   }
@@ -652,19 +776,34 @@ __device__ __forceinline__ void rows_group(const job<Sch, In, Out>& j, const S& 
   const storage_t<In>* row = j.in + r * j.in_stride;
   float v[K][V];
   int n[K];
+  const auto reduce = [&](const group_stats& x) { return subgroup_reduce_n(s, x, lane, L); };
+  group_stats st;
+  float bound;
+  if constexpr (Full && V * io<In>::size == 16) {  // one 16-byte word a chunk, kept for raw_group_stats
+    ::uint4 raw[K];
 #pragma unroll
-  for (int k = 0; k < K; ++k) {
-    const std::int64_t c = c0 + static_cast<std::int64_t>(sub + static_cast<unsigned>(k * L)) * V;
-    n[k] = Full ? V : (c < c1 ? (c1 - c < V ? static_cast<int>(c1 - c) : V) : 0);
-    load_chunk<In, V>(row + c, n[k], Full || j.vec_in, v[k]);  // n == 0: zeros, nothing read
+    for (int k = 0; k < K; ++k) {
+      const std::int64_t c = c0 + static_cast<std::int64_t>(sub + static_cast<unsigned>(k * L)) * V;
+      n[k] = V;
+      raw[k] = __ldg(reinterpret_cast<const ::uint4*>(row + c));
+      widen_chunk<In>(raw[k], v[k]);
+    }
+    st = raw_group_stats<In>(s, raw, v, reduce, bound);
+  } else {
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      const std::int64_t c = c0 + static_cast<std::int64_t>(sub + static_cast<unsigned>(k * L)) * V;
+      n[k] = Full ? V : (c < c1 ? (c1 - c < V ? static_cast<int>(c1 - c) : V) : 0);
+      load_chunk<In, V>(row + c, n[k], Full || j.vec_in, v[k]);  // n == 0: zeros, nothing read
+    }
+    st = fragment_group_stats(s, v, reduce, bound);
   }
-  const group_params p =
-      job_params(j, s, fragment_group_stats(s, v, [&](const group_stats& x) { return subgroup_reduce_n(s, x, lane, L); }));
+  const group_params p = job_params(j, s, st);
   if (E != emit::fake && sub == 0) write_group_params(j, s, r, bj, p);
 #pragma unroll
   for (int k = 0; k < K; ++k) {
     const std::int64_t c = c0 + static_cast<std::int64_t>(sub + static_cast<unsigned>(k * L)) * V;
-    if (Full || n[k] > 0) emit_chunk<E, Full>(j, s, p, r, c, n[k], v[k]);
+    if (Full || n[k] > 0) emit_chunk<E, Full>(j, s, p, r, c, n[k], v[k], bound);
   }
 }
 
@@ -681,20 +820,37 @@ __device__ __forceinline__ void rows_tile(const job<Sch, In, Out>& j, const S& s
   const storage_t<In>* row = j.in + r * j.in_stride;
   float v[K][V];
   bool in_row[K];
+  // 16-bit elements: one 16-byte word a chunk, kept for raw_group_stats, and the group's bound passed on (a
+  // chunk of 8 elements pays for the per-group tests; fp32 chunks of 4 measured heavier with them).
+  constexpr bool one_word = V * io<In>::size == 16 && io<In>::size == 2;
+  [[maybe_unused]] ::uint4 raw[K];
 #pragma unroll
   for (int k = 0; k < K; ++k) {
     const std::int64_t c = t0 + static_cast<std::int64_t>(k * 32 + static_cast<int>(lane)) * V;
     in_row[k] = c < j.cols;
-    load_chunk<In, V>(row + c, in_row[k] ? V : 0, true, v[k]);
+    if constexpr (one_word) {
+      raw[k] = in_row[k] ? __ldg(reinterpret_cast<const ::uint4*>(row + c)) : make_uint4(0u, 0u, 0u, 0u);
+      widen_chunk<In>(raw[k], v[k]);
+    } else {
+      load_chunk<In, V>(row + c, in_row[k] ? V : 0, true, v[k]);
+    }
   }
+  const auto reduce = [&](const group_stats& x) { return subgroup_reduce_n(s, x, lane, L); };
 #pragma unroll
   for (int k = 0; k < K; ++k) {
     const std::int64_t c = t0 + static_cast<std::int64_t>(k * 32 + static_cast<int>(lane)) * V;
-    const group_stats st = fragment_group_stats(s, v[k], [&](const group_stats& x) { return subgroup_reduce_n(s, x, lane, L); });
+    group_stats st;
+    float bound;
+    if constexpr (one_word) {
+      const ::uint4 word[1] = {raw[k]};
+      st = raw_group_stats<In>(s, word, v[k], reduce, bound);
+    } else {
+      st = fragment_group_stats(s, v[k], reduce, bound);
+    }
     if (!in_row[k]) continue;
     const group_params p = job_params(j, s, st);
     if (E != emit::fake && (lane & static_cast<unsigned>(L - 1)) == 0u) write_group_params(j, s, r, c >> j.gc_log2, p);
-    emit_chunk<E, true>(j, s, p, r, c, V, v[k]);
+    emit_chunk<E, true>(j, s, p, r, c, V, v[k], one_word ? bound : qnum::detail::bits_to_float(0x7F800000u));
   }
 }
 

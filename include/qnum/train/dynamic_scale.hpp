@@ -135,16 +135,19 @@ QNUM_HD int8_multipliers int8_multipliers_for(float s) {
 
 // The code of x under multiplier inv: round(clamp(fl(x * inv), -127, 127)). An overflowing product or +-Inf
 // saturates to +-127 (-128 is never produced: the code is symmetric); a NaN product (x NaN, or a NaN
-// multiplier) gives 0, as detail::f2i_rn_sat, the nearest-even rounding used on host and device alike.
+// multiplier) gives 0, as detail::f2i8_rn_sat, the nearest-even rounding used on host and device alike.
+// Nearest-even rounds first (detail::f2i8_rn_sat: saturated to [-128, 127], NaN -> 0) and then raises -128 to
+// -127: the same code (the bounds are integers), one conversion and one integer max on the device.
 template <class Round = round_nearest_even>
 QNUM_HD int int8_code(float x, float inv, Round mode = {}) {
   float y = detail::mul_rn(x, inv);
-  y = y < -127.0f ? -127.0f : y;
-  y = y > 127.0f ? 127.0f : y;
   if constexpr (std::is_same_v<Round, round_nearest_even>) {
     static_cast<void>(mode);
-    return detail::f2i_rn_sat(y);
+    const int q = detail::f2i8_rn_sat(y);
+    return q < -127 ? -127 : q;
   } else {
+    y = y < -127.0f ? -127.0f : y;
+    y = y > 127.0f ? 127.0f : y;
     return detail::is_nan(y) ? 0 : round_to_int(y, mode);
   }
 }
