@@ -1,6 +1,7 @@
 // tests/test_util.hpp: helpers shared by the host tests (golden-file reading, bit comparison).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -15,6 +16,7 @@
 #include <doctest/doctest.h>
 
 #include "qnum/detail/bits.hpp"
+#include "qnum/scale.hpp"
 
 #ifndef QNUM_TEST_DATA_DIR
 #error "QNUM_TEST_DATA_DIR must name tests/data"
@@ -48,6 +50,15 @@ struct reader {
     return v;
   }
 };
+
+// The statistics of one group holding NaN, +Inf, -Inf and the finite 0.5, -0.25 and 0.125: the set-up of the
+// non-finite policy tests (NaN and Inf are ignored by accumulate).
+inline qnum::group_stats nan_inf_group_stats() {
+  const float xs[] = {0.5f, -0.25f, std::nanf(""), HUGE_VALF, -HUGE_VALF, 0.125f};
+  qnum::group_stats st;
+  for (float x : xs) qnum::accumulate(st, x);
+  return st;
+}
 
 inline std::uint32_t bits(float x) { return qnum::detail::float_to_bits(x); }
 inline float from_bits(std::uint32_t u) { return qnum::detail::bits_to_float(u); }
