@@ -84,17 +84,15 @@ TEST_CASE("divide_bounded == divide_fast for every x within a bound that bounded
     const float bounds[] = {top, 127.0f * (b < 0.0f ? -b : b), 1.0f};
     for (float bound : bounds) {
       REQUIRE(qnum::detail::bounded_quotients(d, bound));
-      std::uint64_t bad = 0, tried = 0;
+      std::uint64_t bad = 0;
       for (std::uint64_t i = 0; i < 65536 + (std::uint64_t{1} << 20); ++i) {
         const std::uint32_t xb = i < 65536 ? static_cast<std::uint32_t>(i) << 16 : qnum::random_bits(98, i);
         float x = bits_to_float(xb);
         if (!(x != x) && qnum::detail::abs_bits(x) > bound) x = x < 0.0f ? -bound : bound;  // the bound itself
         const float q = qnum::detail::divide_bounded(d, x), r = qnum::detail::divide_fast(d, x);
         bad += !(float_to_bits(q) == float_to_bits(r) || (q != q && r != r));
-        ++tried;
       }
       INFO("b = " << b << ", bound = " << bound);
-      CHECK(tried > 0);
       CHECK(bad == 0);
     }
   }

@@ -250,6 +250,9 @@ __device__ __forceinline__ code_t<F> quantize_rne(const scheme<F>& s, const grou
   return divisor_path(s, d) ? quantize_rne(s, p, d, x) : code_rne(s, p, scaled_value(s, p, x));
 }
 
+// The `bound` of a fragment whose elements' magnitudes are not known: +Inf.
+QNUM_HD float no_bound() { return qnum::detail::bits_to_float(0x7F800000u); }
+
 // Whether a fragment of a dividing scheme takes divide_bounded: its elements' magnitudes are at most `bound`
 // (NaN elements aside), and the group's divisor keeps those quotients finite.
 template <class F>
@@ -287,9 +290,10 @@ __device__ __forceinline__ code_t<F> quantize_on(const scheme<F>& s, const group
 // magnitudes at most `bound` (+Inf: no bound known).
 template <class F, class Fn>
 __device__ __forceinline__ void with_code_path(const scheme<F>& s, const group_params& p, const divisor& d, float bound, Fn&& fn) {
-  const bool bounded = s.x_by == scale_op::multiply ? bound <= qnum::detail::flt_max : bounded_path(s, d, bound);
+  const bool divide_by_bound = bounded_path(s, d, bound);
+  const bool bounded = s.x_by == scale_op::multiply ? bound <= qnum::detail::flt_max : divide_by_bound;
   if (bounded && codes_in_range(s, p, d, bound)) fn(std::integral_constant<code_path, code_path::in_range>{});
-  else if (bounded_path(s, d, bound)) fn(std::integral_constant<code_path, code_path::bounded>{});
+  else if (divide_by_bound) fn(std::integral_constant<code_path, code_path::bounded>{});
   else if (divisor_path(s, d)) fn(std::integral_constant<code_path, code_path::divisor>{});
   else fn(std::integral_constant<code_path, code_path::division>{});
 }
@@ -299,7 +303,7 @@ __device__ __forceinline__ void with_code_path(const scheme<F>& s, const group_p
 // dividing schemes then take divide_bounded, and where codes_in_range holds no code is clamped. The same bits.
 template <class F, int N>
 __device__ __forceinline__ void quantize_fragment(const scheme<F>& s, const group_params& p, const float (&v)[N],
-                                                  std::uint8_t (&codes)[N], float bound = qnum::detail::bits_to_float(0x7F800000u)) {
+                                                  std::uint8_t (&codes)[N], float bound = no_bound()) {
   const divisor d = divisor_of(s, p);
   with_code_path(s, p, d, bound, [&](auto path) {
 #pragma unroll
@@ -318,7 +322,7 @@ __device__ __forceinline__ void quantize_fragment_stochastic(const scheme<F>& s,
 
 template <class F, int N>
 __device__ __forceinline__ void fake_quantize_fragment(const scheme<F>& s, const group_params& p, float (&v)[N],
-                                                       float bound = qnum::detail::bits_to_float(0x7F800000u)) {
+                                                       float bound = no_bound()) {
   const divisor d = divisor_of(s, p);
   with_code_path(s, p, d, bound, [&](auto path) {
 #pragma unroll
@@ -737,7 +741,7 @@ __device__ __forceinline__ bool stochastic_job(const job<Sch, In, Out>& j) {
 // bound: as quantize_fragment's (the group's finite fast amax, else +Inf).
 template <emit E, bool Full = false, class Sch, class In, class Out, class S, int V>
 __device__ __forceinline__ void emit_chunk(const job<Sch, In, Out>& j, const S& s, const group_params& p, std::int64_t r,
-                                           std::int64_t c, int n, float (&v)[V], float bound = qnum::detail::bits_to_float(0x7F800000u)) {
+                                           std::int64_t c, int n, float (&v)[V], float bound = no_bound()) {
   if constexpr (Full) n = V;  // a whole, aligned chunk: the vector stores below without a test
   const std::uint64_t idx0 = static_cast<std::uint64_t>((j.row0 + r) * j.cols + c);
   if constexpr (E == emit::packed) {
@@ -850,7 +854,7 @@ __device__ __forceinline__ void rows_tile(const job<Sch, In, Out>& j, const S& s
     if (!in_row[k]) continue;
     const group_params p = job_params(j, s, st);
     if (E != emit::fake && (lane & static_cast<unsigned>(L - 1)) == 0u) write_group_params(j, s, r, c >> j.gc_log2, p);
-    emit_chunk<E, true>(j, s, p, r, c, V, v[k], one_word ? bound : qnum::detail::bits_to_float(0x7F800000u));
+    emit_chunk<E, true>(j, s, p, r, c, V, v[k], one_word ? bound : no_bound());
   }
 }
 
