@@ -811,13 +811,28 @@ __device__ __forceinline__ void rows_group(const job<Sch, In, Out>& j, const S& 
   }
 }
 
+// Lane src's parameters (every lane of the warp calls it), the fields an emit reads: the dequantization scale
+// when Dequant (fake quantization), the divisor's code scale or the multiplier inv (the scheme's x_by), the
+// zero point of an asymmetric scheme. The others keep group_params' defaults (scale_code: the lane that
+// computed the parameters writes it).
+template <bool Dequant, class S>
+__device__ __forceinline__ group_params shfl_params(const S& s, const group_params& p, unsigned src) {
+  group_params q;
+  const int l = static_cast<int>(src);
+  if (Dequant) q.scale = __shfl_sync(0xFFFFFFFFu, p.scale, l);
+  if (s.x_by == scale_op::multiply) q.inv = __shfl_sync(0xFFFFFFFFu, p.inv, l);
+  else q.code_scale = __shfl_sync(0xFFFFFFFFu, p.code_scale, l);
+  if (s.kind == scheme_kind::asymmetric) q.zero = __shfl_sync(0xFFFFFFFFu, p.zero, l);
+  return q;
+}
+
 // The tile path of rows_kernel, for group widths gc that divide 32 * V (so a power of two): a warp takes a
 // tile of rows_chunks * 32 * V consecutive elements of one row, chunk k of lane i at tile element
 // (k * 32 + i) * V, so that each load and store instruction of the warp covers 32 consecutive chunks. The
 // gc / V lanes that hold one chunk row of a group reduce its statistics; a group never spans two chunk rows.
 // Needs whole chunks (cols % V == 0) and the vector alignment of the job; chunks past the row's end read
 // nothing and count as zeros (exact: zeros change no statistic), and emit nothing.
-template <emit E, int K, int V, class Sch, class In, class Out, class S>
+template <emit E, bool Shared, int K, int V, class Sch, class In, class Out, class S>
 __device__ __forceinline__ void rows_tile(const job<Sch, In, Out>& j, const S& s, unsigned lane, std::int64_t r,
                                           std::int64_t t0) {
   const int L = 1 << j.lanes_log2;
@@ -840,21 +855,49 @@ __device__ __forceinline__ void rows_tile(const job<Sch, In, Out>& j, const S& s
     }
   }
   const auto reduce = [&](const group_stats& x) { return subgroup_reduce_n(s, x, lane, L); };
-#pragma unroll
-  for (int k = 0; k < K; ++k) {
-    const std::int64_t c = t0 + static_cast<std::int64_t>(k * 32 + static_cast<int>(lane)) * V;
-    group_stats st;
-    float bound;
+  const auto stats_of = [&](int k, float& bound) {  // chunk k's group: merged over the group's lanes
     if constexpr (one_word) {
       const ::uint4 word[1] = {raw[k]};
-      st = raw_group_stats<In>(s, word, v[k], reduce, bound);
+      return raw_group_stats<In>(s, word, v[k], reduce, bound);
     } else {
-      st = fragment_group_stats(s, v[k], reduce, bound);
+      return fragment_group_stats(s, v[k], reduce, bound);
     }
-    if (!in_row[k]) continue;
-    const group_params p = job_params(j, s, st);
-    if (E != emit::fake && (lane & static_cast<unsigned>(L - 1)) == 0u) write_group_params(j, s, r, c >> j.gc_log2, p);
-    emit_chunk<E, true>(j, s, p, r, c, V, v[k], one_word ? bound : no_bound());
+  };
+  const unsigned sub = lane & static_cast<unsigned>(L - 1);
+  if constexpr (Shared) {
+    // Groups of L >= K lanes: every lane of a group holds the merged statistics of each of its K chunks; lane
+    // sub computes the parameters of chunk sub % K only, writes them (sub < K), and takes those of chunk k
+    // from the group's lane k. One compute_params a lane instead of K; the same bits.
+    group_stats st[K];
+    float bound[K];
+#pragma unroll
+    for (int k = 0; k < K; ++k) st[k] = stats_of(k, bound[k]);
+    const unsigned m = sub & static_cast<unsigned>(K - 1), first = lane - sub;  // first: the group's lane 0
+    group_stats mine = st[0];
+#pragma unroll
+    for (int k = 1; k < K; ++k)
+      if (m == static_cast<unsigned>(k)) mine = st[k];
+    const group_params pm = job_params(j, s, mine);
+    const std::int64_t cm = t0 + static_cast<std::int64_t>(m * 32u + first) * V;  // chunk m's group start
+    if (E != emit::fake && sub < static_cast<unsigned>(K) && cm < j.cols) write_group_params(j, s, r, cm >> j.gc_log2, pm);
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      const group_params p = shfl_params<E == emit::fake>(s, pm, first + static_cast<unsigned>(k));  // every lane
+      if (!in_row[k]) continue;
+      const std::int64_t c = t0 + static_cast<std::int64_t>(k * 32 + static_cast<int>(lane)) * V;
+      emit_chunk<E, true>(j, s, p, r, c, V, v[k], one_word ? bound[k] : no_bound());
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      const std::int64_t c = t0 + static_cast<std::int64_t>(k * 32 + static_cast<int>(lane)) * V;
+      float bound;
+      const group_stats st = stats_of(k, bound);
+      if (!in_row[k]) continue;
+      const group_params p = job_params(j, s, st);
+      if (E != emit::fake && sub == 0u) write_group_params(j, s, r, c >> j.gc_log2, p);
+      emit_chunk<E, true>(j, s, p, r, c, V, v[k], one_word ? bound : no_bound());
+    }
   }
 }
 
@@ -888,7 +931,7 @@ __global__ void __launch_bounds__(256) rows_kernel(const job<Sch, In, Out> j) {
 
 // The tile path as a kernel of its own (launched for fixed schemes only, see launch_rows_any): one warp per
 // tile, grid-stride over the launch's tiles.
-template <emit E, class Sch, class In, class Out>
+template <emit E, bool Shared, class Sch, class In, class Out>
 __global__ void __launch_bounds__(256) rows_tile_kernel(const job<Sch, In, Out> j) {
   constexpr int V = E == emit::packed ? 8 : vec<In>::size;
   constexpr int K = rows_chunks;
@@ -897,7 +940,7 @@ __global__ void __launch_bounds__(256) rows_tile_kernel(const job<Sch, In, Out> 
   const unsigned lane = threadIdx.x & 31u;
   for (std::uint32_t t = blockIdx.x * warps_per_block + (threadIdx.x >> 5); t < j.tiles; t += gridDim.x * warps_per_block) {
     const std::uint32_t r32 = j.div_tiles.div(t);
-    rows_tile<E, K, V>(j, s, lane, r32, static_cast<std::int64_t>(t - r32 * j.div_tiles.d) * (K * 32 * V));
+    rows_tile<E, Shared, K, V>(j, s, lane, r32, static_cast<std::int64_t>(t - r32 * j.div_tiles.d) * (K * 32 * V));
   }
 }
 
@@ -1333,7 +1376,9 @@ status launch_rows_any(const job<Sch, In, Out>& j, int v, cudaStream_t stream) {
       k.gc_log2 = log2_of(k.gc);
       k.tiles = static_cast<std::uint32_t>(k.rows * per_row);  // <= the launch's groups (< 2^31)
       k.div_tiles = qnum::detail::fast_div(static_cast<std::uint32_t>(per_row));
-      rows_tile_kernel<E><<<grid_for(static_cast<std::int64_t>(k.tiles), 256 / 32), 256, 0, stream>>>(k);
+      // groups of at least rows_chunks lanes share their parameters (rows_tile, Shared)
+      if (k.gc / v >= rows_chunks) rows_tile_kernel<E, true><<<grid_for(static_cast<std::int64_t>(k.tiles), 256 / 32), 256, 0, stream>>>(k);
+      else rows_tile_kernel<E, false><<<grid_for(static_cast<std::int64_t>(k.tiles), 256 / 32), 256, 0, stream>>>(k);
       return from_cuda(cudaGetLastError());
     }
   }
