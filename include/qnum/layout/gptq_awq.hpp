@@ -147,22 +147,35 @@ inline constexpr int order[8] = {0, 2, 4, 6, 1, 3, 5, 7};
 // AWQ stores its scales as GPTQ does: fp16 [G, N].
 using gptq::scales_to_fp16_transposed;
 
+}  // namespace awq
+
+namespace detail {
+// AWQ's packing of a [N, X] matrix of 4-bit values v (N a multiple of 8) into words [X, N/8]: transposed,
+// packed along N with the interleave awq::order (qweight: X = K; qzeros: X = G).
+template <class T>
+inline status awq_pack_transposed(const matrix_view<T>& v, const matrix_view<std::uint32_t>& words) {
+  if (status e = check_extents(v); e != status::ok) return e;
+  const std::int64_t n = v.rows, x = v.cols;
+  if (n % 8 != 0) return status::bad_shape;
+  if (n * x == 0) return status::ok;
+  if (status e = check_extents(words, x, n / 8); e != status::ok) return e;
+  if (!codes_fit(v, 4, false)) return status::code_out_of_range;
+  for (std::int64_t c = 0; c < x; ++c)
+    for (std::int64_t w = 0; w < n / 8; ++w) {
+      std::uint32_t word = 0;
+      for (int i = 0; i < 8; ++i) word |= static_cast<std::uint32_t>(v(8 * w + awq::order[i], c)) << (4 * i);
+      words(c, w) = word;
+    }
+  return status::ok;
+}
+}  // namespace detail
+
+namespace awq {
+
 // AWQ qweight [K, N/8] from unsigned 4-bit codes q [N, K] (N a multiple of 8). Transposes to [K, N]
 // and packs along N with the interleave awq::order.
 inline status pack_qweight(const matrix_view<const std::uint8_t>& q, const matrix_view<std::uint32_t>& qweight) {
-  if (status e = detail::check_extents(q); e != status::ok) return e;
-  const std::int64_t n = q.rows, k = q.cols;
-  if (n % 8 != 0) return status::bad_shape;
-  if (n * k == 0) return status::ok;
-  if (status e = detail::check_extents(qweight, k, n / 8); e != status::ok) return e;
-  if (!detail::codes_fit(q, 4, false)) return status::code_out_of_range;
-  for (std::int64_t kk = 0; kk < k; ++kk)
-    for (std::int64_t w = 0; w < n / 8; ++w) {
-      std::uint32_t word = 0;
-      for (int i = 0; i < 8; ++i) word |= std::uint32_t{q(8 * w + order[i], kk)} << (4 * i);
-      qweight(kk, w) = word;
-    }
-  return status::ok;
+  return detail::awq_pack_transposed(q, qweight);
 }
 // Inverse of awq::pack_qweight: q [N, K] (q's shape).
 inline status unpack_qweight(const matrix_view<const std::uint32_t>& qweight, const matrix_view<std::uint8_t>& q) {
@@ -180,19 +193,7 @@ inline status unpack_qweight(const matrix_view<const std::uint32_t>& qweight, co
 // quantize writes for asymmetric schemes).
 template <class Z, std::enable_if_t<detail::one_of<Z, std::uint8_t, std::int32_t>, int> = 0>
 inline status pack_qzeros(const matrix_view<Z>& z, const matrix_view<std::uint32_t>& qzeros) {
-  if (status e = detail::check_extents(z); e != status::ok) return e;
-  const std::int64_t n = z.rows, groups = z.cols;
-  if (n % 8 != 0) return status::bad_shape;
-  if (n * groups == 0) return status::ok;
-  if (status e = detail::check_extents(qzeros, groups, n / 8); e != status::ok) return e;
-  if (!detail::codes_fit(z, 4, false)) return status::code_out_of_range;
-  for (std::int64_t g = 0; g < groups; ++g)
-    for (std::int64_t w = 0; w < n / 8; ++w) {
-      std::uint32_t word = 0;
-      for (int i = 0; i < 8; ++i) word |= static_cast<std::uint32_t>(z(8 * w + order[i], g)) << (4 * i);
-      qzeros(g, w) = word;
-    }
-  return status::ok;
+  return detail::awq_pack_transposed(z, qzeros);
 }
 
 }  // namespace awq
