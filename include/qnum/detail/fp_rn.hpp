@@ -91,14 +91,16 @@ struct divisor {
   float y = 1.0f;
   bool fast = false;
 };
-QNUM_HD divisor make_divisor(float b) {
+// make_divisor(b) with y = div_rn(1.0f, b) computed elsewhere (by another thread of a group, say).
+QNUM_HD divisor make_divisor_from(float b, float y) {
   divisor d;
   d.b = b;
-  d.y = div_rn(1.0f, b);
+  d.y = y;
   const float ab = b < 0.0f ? -b : b;
   d.fast = ab >= 0x1p-64f && ab <= 0x1p64f;
   return d;
 }
+QNUM_HD divisor make_divisor(float b) { return make_divisor_from(b, div_rn(1.0f, b)); }
 // divide() for a divisor known to be `fast` (a caller that tests d.fast once for many elements).
 QNUM_HD float divide_fast(const divisor& d, float x) {
   const float q0 = mul_rn(x, d.y);

@@ -200,6 +200,7 @@ using qnum::detail::divide_bounded;
 using qnum::detail::divide_fast;
 using qnum::detail::divisor;
 using qnum::detail::make_divisor;
+using qnum::detail::make_divisor_from;
 // The group's divisor for scheme s (unused, and never computed, when codes come from x * inv).
 template <class F>
 __device__ __forceinline__ divisor divisor_of(const scheme<F>& s, const group_params& p) {
@@ -297,18 +298,44 @@ __device__ __forceinline__ void with_code_path(const scheme<F>& s, const group_p
   else if (divisor_path(s, d)) fn(std::integral_constant<code_path, code_path::divisor>{});
   else fn(std::integral_constant<code_path, code_path::division>{});
 }
+// The same path as a value (for a caller that passes it on, to another thread say).
+template <class F>
+__device__ __forceinline__ code_path code_path_of(const scheme<F>& s, const group_params& p, const divisor& d, float bound) {
+  code_path path = code_path::division;
+  with_code_path(s, p, d, bound, [&](auto P) { path = decltype(P)::value; });
+  return path;
+}
+// fn(std::integral_constant<code_path, P>{}) for P == path.
+template <class Fn>
+__device__ __forceinline__ void on_code_path(code_path path, Fn&& fn) {
+  if (path == code_path::in_range) fn(std::integral_constant<code_path, code_path::in_range>{});
+  else if (path == code_path::bounded) fn(std::integral_constant<code_path, code_path::bounded>{});
+  else if (path == code_path::divisor) fn(std::integral_constant<code_path, code_path::divisor>{});
+  else fn(std::integral_constant<code_path, code_path::division>{});
+}
 
+// The codes of a fragment by path P.
+template <code_path P, class F, int N>
+__device__ __forceinline__ void quantize_fragment_on(const scheme<F>& s, const group_params& p, const divisor& d,
+                                                     const float (&v)[N], std::uint8_t (&codes)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) codes[i] = static_cast<std::uint8_t>(quantize_on<P>(s, p, d, v[i]));
+}
 // One choice of path per fragment, then a branch-free loop. bound: an upper bound of the magnitudes of v's
 // non-NaN elements where the caller knows one (the group's amax when no element is infinite), else +Inf:
 // dividing schemes then take divide_bounded, and where codes_in_range holds no code is clamped. The same bits.
+// The forms with (d, path) take the group's divisor d = divisor_of(s, p) and path = code_path_of(s, p, d, bound)
+// from the caller (computed once for a group's fragments, or by another thread of the group).
 template <class F, int N>
 __device__ __forceinline__ void quantize_fragment(const scheme<F>& s, const group_params& p, const float (&v)[N],
                                                   std::uint8_t (&codes)[N], float bound = no_bound()) {
   const divisor d = divisor_of(s, p);
-  with_code_path(s, p, d, bound, [&](auto path) {
-#pragma unroll
-    for (int i = 0; i < N; ++i) codes[i] = static_cast<std::uint8_t>(quantize_on<decltype(path)::value>(s, p, d, v[i]));
-  });
+  with_code_path(s, p, d, bound, [&](auto P) { quantize_fragment_on<decltype(P)::value>(s, p, d, v, codes); });
+}
+template <class F, int N>
+__device__ __forceinline__ void quantize_fragment(const scheme<F>& s, const group_params& p, const divisor& d, code_path path,
+                                                  const float (&v)[N], std::uint8_t (&codes)[N]) {
+  on_code_path(path, [&](auto P) { quantize_fragment_on<decltype(P)::value>(s, p, d, v, codes); });
 }
 
 template <class F, int N>
@@ -320,14 +347,22 @@ __device__ __forceinline__ void quantize_fragment_stochastic(const scheme<F>& s,
     codes[i] = static_cast<std::uint8_t>(quantize_value(s, p, v[i], stochastic(random_bits(seed, index0 + static_cast<std::uint64_t>(i)))));
 }
 
+template <code_path P, class F, int N>
+__device__ __forceinline__ void fake_quantize_fragment_on(const scheme<F>& s, const group_params& p, const divisor& d,
+                                                          float (&v)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) v[i] = dequantize_value(s, p, quantize_on<P>(s, p, d, v[i]));
+}
 template <class F, int N>
 __device__ __forceinline__ void fake_quantize_fragment(const scheme<F>& s, const group_params& p, float (&v)[N],
                                                        float bound = no_bound()) {
   const divisor d = divisor_of(s, p);
-  with_code_path(s, p, d, bound, [&](auto path) {
-#pragma unroll
-    for (int i = 0; i < N; ++i) v[i] = dequantize_value(s, p, quantize_on<decltype(path)::value>(s, p, d, v[i]));
-  });
+  with_code_path(s, p, d, bound, [&](auto P) { fake_quantize_fragment_on<decltype(P)::value>(s, p, d, v); });
+}
+template <class F, int N>
+__device__ __forceinline__ void fake_quantize_fragment(const scheme<F>& s, const group_params& p, const divisor& d,
+                                                       code_path path, float (&v)[N]) {
+  on_code_path(path, [&](auto P) { fake_quantize_fragment_on<decltype(P)::value>(s, p, d, v); });
 }
 
 template <class F, int N>
@@ -737,36 +772,61 @@ __device__ __forceinline__ bool stochastic_job(const job<Sch, In, Out>& j) {
   }
 }
 
-// Emit the chunk of n elements at (r, c) of values v with parameters p.
-// bound: as quantize_fragment's (the group's finite fast amax, else +Inf).
-template <emit E, bool Full = false, class Sch, class In, class Out, class S, int V>
-__device__ __forceinline__ void emit_chunk(const job<Sch, In, Out>& j, const S& s, const group_params& p, std::int64_t r,
-                                           std::int64_t c, int n, float (&v)[V], float bound = no_bound()) {
+// Store the chunk of n elements at (r, c) of values v: codes(cb) gives v's codes (emit::codes, packed),
+// fake(v) replaces v by its fake-quantized values (emit::fake).
+template <emit E, bool Full, class Sch, class In, class Out, int V, class Codes, class Fake>
+__device__ __forceinline__ void store_emitted(const job<Sch, In, Out>& j, std::int64_t r, std::int64_t c, int n,
+                                              float (&v)[V], Codes&& codes, Fake&& fake) {
   if constexpr (Full) n = V;  // a whole, aligned chunk: the vector stores below without a test
-  const std::uint64_t idx0 = static_cast<std::uint64_t>((j.row0 + r) * j.cols + c);
   if constexpr (E == emit::packed) {
     static_assert(V == 8, "W4A16 packing: 8 elements per word");
     std::uint8_t cb[V];
-    if (stochastic_job(j)) quantize_fragment_stochastic(s, p, v, cb, j.seed, idx0);
-    else quantize_fragment(s, p, v, cb, bound);
+    codes(cb);
     std::uint32_t word = pack_int4x8(cb);
     if (!Full && n < V) word &= (1u << (4 * n)) - 1u;  // unused high nibbles of the last word: 0
     j.packed[r * j.packed_stride + c / 8] = word;
   } else if constexpr (E == emit::codes) {
     std::uint8_t cb[V];
-    if (stochastic_job(j)) quantize_fragment_stochastic(s, p, v, cb, j.seed, idx0);
-    else quantize_fragment(s, p, v, cb, bound);
+    codes(cb);
     store_codes<V>(j.codes + r * j.codes_stride + c, n, Full || j.vec_out, cb);
   } else {
-    if (stochastic_job(j)) {
-#pragma unroll
-      for (int i = 0; i < V; ++i)
-        v[i] = dequantize_value(s, p, quantize_value(s, p, v[i], stochastic(random_bits(j.seed, idx0 + static_cast<std::uint64_t>(i)))));
-    } else {
-      fake_quantize_fragment(s, p, v, bound);
-    }
+    fake(v);
     store_chunk<Out, V>(j.out + r * j.out_stride + c, n, Full || j.vec_out, v);
   }
+}
+
+// Emit the chunk of n elements at (r, c) of values v with parameters p.
+// bound: as quantize_fragment's (the group's finite fast amax, else +Inf).
+template <emit E, bool Full = false, class Sch, class In, class Out, class S, int V>
+__device__ __forceinline__ void emit_chunk(const job<Sch, In, Out>& j, const S& s, const group_params& p, std::int64_t r,
+                                           std::int64_t c, int n, float (&v)[V], float bound = no_bound()) {
+  const std::uint64_t idx0 = static_cast<std::uint64_t>((j.row0 + r) * j.cols + c);
+  store_emitted<E, Full>(
+      j, r, c, n, v,
+      [&](std::uint8_t (&cb)[V]) {
+        if (stochastic_job(j)) quantize_fragment_stochastic(s, p, v, cb, j.seed, idx0);
+        else quantize_fragment(s, p, v, cb, bound);
+      },
+      [&](float (&w)[V]) {
+        if (stochastic_job(j)) {
+#pragma unroll
+          for (int i = 0; i < V; ++i)
+            w[i] = dequantize_value(s, p, quantize_value(s, p, w[i], stochastic(random_bits(j.seed, idx0 + static_cast<std::uint64_t>(i)))));
+        } else {
+          fake_quantize_fragment(s, p, w, bound);
+        }
+      });
+}
+// The same for a whole chunk of a fixed-scheme job (nearest even) with the group's divisor d and code path
+// given (divisor_of(s, p), code_path_of(s, p, d, bound)).
+template <emit E, class Sch, class In, class Out, class S, int V>
+__device__ __forceinline__ void emit_chunk_on(const job<Sch, In, Out>& j, const S& s, const group_params& p,
+                                              const divisor& d, code_path path, std::int64_t r, std::int64_t c,
+                                              float (&v)[V]) {
+  static_assert(Sch::is_static, "run-time schemes may round stochastically: emit_chunk");
+  store_emitted<E, true>(
+      j, r, c, V, v, [&](std::uint8_t (&cb)[V]) { quantize_fragment(s, p, d, path, v, cb); },
+      [&](float (&w)[V]) { fake_quantize_fragment(s, p, d, path, w); });
 }
 
 // Chunks each lane of rows_kernel holds in registers: a group of up to L * rows_chunks * V elements.
@@ -877,15 +937,40 @@ __device__ __forceinline__ void rows_tile(const job<Sch, In, Out>& j, const S& s
 #pragma unroll
     for (int k = 1; k < K; ++k)
       if (m == static_cast<unsigned>(k)) mine = st[k];
+    float bound_m = bound[0];
+#pragma unroll
+    for (int k = 1; k < K; ++k)
+      if (m == static_cast<unsigned>(k)) bound_m = bound[k];
     const group_params pm = job_params(j, s, mine);
     const std::int64_t cm = t0 + static_cast<std::int64_t>(m * 32u + first) * V;  // chunk m's group start
     if (E != emit::fake && sub < static_cast<unsigned>(K) && cm < j.cols) write_group_params(j, s, r, cm >> j.gc_log2, pm);
+    // A dividing scheme's divisor and code path too (one reciprocal and one choice a lane instead of K), pinned
+    // to registers: the compiler would otherwise recompute the reciprocal next to each shuffle. (x * inv: the
+    // choice is two comparisons, cheaper than a shuffle.)
+    const bool divides = s.x_by == scale_op::divide;
+    float ym = 0.0f;
+    int path_m = 0;
+    if (divides) {
+      const divisor dm = divisor_of(s, pm);
+      ym = dm.y;
+      path_m = static_cast<int>(code_path_of(s, pm, dm, one_word ? bound_m : no_bound()));
+      asm volatile("" : "+f"(ym), "+r"(path_m));
+    }
 #pragma unroll
     for (int k = 0; k < K; ++k) {
-      const group_params p = shfl_params<E == emit::fake>(s, pm, first + static_cast<unsigned>(k));  // every lane
+      const unsigned src = first + static_cast<unsigned>(k);
+      const group_params p = shfl_params<E == emit::fake>(s, pm, src);  // every lane
+      divisor d;
+      code_path path;
+      if (divides) {
+        d = make_divisor_from(p.code_scale, __shfl_sync(0xFFFFFFFFu, ym, static_cast<int>(src)));
+        path = static_cast<code_path>(__shfl_sync(0xFFFFFFFFu, path_m, static_cast<int>(src)));
+      } else {
+        path = code_path_of(s, p, d, one_word ? bound[k] : no_bound());
+      }
       if (!in_row[k]) continue;
       const std::int64_t c = t0 + static_cast<std::int64_t>(k * 32 + static_cast<int>(lane)) * V;
-      emit_chunk<E, true>(j, s, p, r, c, V, v[k], one_word ? bound[k] : no_bound());
+      emit_chunk_on<E>(j, s, p, d, path, r, c, v[k]);
     }
   } else {
 #pragma unroll
