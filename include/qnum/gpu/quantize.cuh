@@ -772,11 +772,22 @@ __device__ __forceinline__ bool stochastic_job(const job<Sch, In, Out>& j) {
   }
 }
 
-// Store the chunk of n elements at (r, c) of values v: codes(cb) gives v's codes (emit::codes, packed),
-// fake(v) replaces v by its fake-quantized values (emit::fake).
-template <emit E, bool Full, class Sch, class In, class Out, int V, class Codes, class Fake>
-__device__ __forceinline__ void store_emitted(const job<Sch, In, Out>& j, std::int64_t r, std::int64_t c, int n,
-                                              float (&v)[V], Codes&& codes, Fake&& fake) {
+// Where an emit writes the chunk that starts at element c of row r: its codes (emit::codes), its packed word
+// (emit::packed) or its fake-quantized elements (emit::fake).
+template <emit E, class Out>
+using emit_ptr_t = std::conditional_t<E == emit::packed, std::uint32_t*,
+                                      std::conditional_t<E == emit::codes, std::uint8_t*, storage_t<Out>*>>;
+template <emit E, class Sch, class In, class Out>
+__device__ __forceinline__ emit_ptr_t<E, Out> emit_ptr(const job<Sch, In, Out>& j, std::int64_t r, std::int64_t c) {
+  if constexpr (E == emit::packed) return j.packed + r * j.packed_stride + c / 8;
+  else if constexpr (E == emit::codes) return j.codes + r * j.codes_stride + c;
+  else return j.out + r * j.out_stride + c;
+}
+// Store the chunk of n elements of values v at dst() (emit_ptr, asked for where it is stored): codes(cb) gives
+// v's codes (emit::codes, packed), fake(v) replaces v by its fake-quantized values (emit::fake).
+template <emit E, bool Full, class Sch, class In, class Out, int V, class Dst, class Codes, class Fake>
+__device__ __forceinline__ void store_emitted(const job<Sch, In, Out>& j, Dst&& dst, int n, float (&v)[V],
+                                              Codes&& codes, Fake&& fake) {
   if constexpr (Full) n = V;  // a whole, aligned chunk: the vector stores below without a test
   if constexpr (E == emit::packed) {
     static_assert(V == 8, "W4A16 packing: 8 elements per word");
@@ -784,14 +795,14 @@ __device__ __forceinline__ void store_emitted(const job<Sch, In, Out>& j, std::i
     codes(cb);
     std::uint32_t word = pack_int4x8(cb);
     if (!Full && n < V) word &= (1u << (4 * n)) - 1u;  // unused high nibbles of the last word: 0
-    j.packed[r * j.packed_stride + c / 8] = word;
+    *dst() = word;
   } else if constexpr (E == emit::codes) {
     std::uint8_t cb[V];
     codes(cb);
-    store_codes<V>(j.codes + r * j.codes_stride + c, n, Full || j.vec_out, cb);
+    store_codes<V>(dst(), n, Full || j.vec_out, cb);
   } else {
     fake(v);
-    store_chunk<Out, V>(j.out + r * j.out_stride + c, n, Full || j.vec_out, v);
+    store_chunk<Out, V>(dst(), n, Full || j.vec_out, v);
   }
 }
 
@@ -802,7 +813,7 @@ __device__ __forceinline__ void emit_chunk(const job<Sch, In, Out>& j, const S& 
                                            std::int64_t c, int n, float (&v)[V], float bound = no_bound()) {
   const std::uint64_t idx0 = static_cast<std::uint64_t>((j.row0 + r) * j.cols + c);
   store_emitted<E, Full>(
-      j, r, c, n, v,
+      j, [&] { return emit_ptr<E>(j, r, c); }, n, v,
       [&](std::uint8_t (&cb)[V]) {
         if (stochastic_job(j)) quantize_fragment_stochastic(s, p, v, cb, j.seed, idx0);
         else quantize_fragment(s, p, v, cb, bound);
@@ -817,15 +828,14 @@ __device__ __forceinline__ void emit_chunk(const job<Sch, In, Out>& j, const S& 
         }
       });
 }
-// The same for a whole chunk of a fixed-scheme job (nearest even) with the group's divisor d and code path
-// given (divisor_of(s, p), code_path_of(s, p, d, bound)).
+// The same for a whole chunk of a fixed-scheme job (nearest even) at dst (emit_ptr) with the group's divisor d
+// and code path given (divisor_of(s, p), code_path_of(s, p, d, bound)).
 template <emit E, class Sch, class In, class Out, class S, int V>
 __device__ __forceinline__ void emit_chunk_on(const job<Sch, In, Out>& j, const S& s, const group_params& p,
-                                              const divisor& d, code_path path, std::int64_t r, std::int64_t c,
-                                              float (&v)[V]) {
+                                              const divisor& d, code_path path, emit_ptr_t<E, Out> dst, float (&v)[V]) {
   static_assert(Sch::is_static, "run-time schemes may round stochastically: emit_chunk");
   store_emitted<E, true>(
-      j, r, c, V, v, [&](std::uint8_t (&cb)[V]) { quantize_fragment(s, p, d, path, v, cb); },
+      j, [&] { return dst; }, V, v, [&](std::uint8_t (&cb)[V]) { quantize_fragment(s, p, d, path, v, cb); },
       [&](float (&w)[V]) { fake_quantize_fragment(s, p, d, path, w); });
 }
 
@@ -896,7 +906,12 @@ template <emit E, bool Shared, int K, int V, class Sch, class In, class Out, cla
 __device__ __forceinline__ void rows_tile(const job<Sch, In, Out>& j, const S& s, unsigned lane, std::int64_t r,
                                           std::int64_t t0) {
   const int L = 1 << j.lanes_log2;
-  const storage_t<In>* row = j.in + r * j.in_stride;
+  const storage_t<In>* tile = j.in + r * j.in_stride + t0;
+  // Chunk k of this lane starts at tile element off(k) (32-bit: a tile is K * 32 * V elements); it is in the
+  // row when off(k) < left.
+  const auto off = [&](int k) { return (k * 32 + static_cast<int>(lane)) * V; };
+  const std::int64_t left64 = j.cols - t0;
+  const int left = left64 < K * 32 * V ? static_cast<int>(left64) : K * 32 * V;
   float v[K][V];
   bool in_row[K];
   // 16-bit elements: one 16-byte word a chunk, kept for raw_group_stats, and the group's bound passed on (a
@@ -905,13 +920,13 @@ __device__ __forceinline__ void rows_tile(const job<Sch, In, Out>& j, const S& s
   [[maybe_unused]] ::uint4 raw[K];
 #pragma unroll
   for (int k = 0; k < K; ++k) {
-    const std::int64_t c = t0 + static_cast<std::int64_t>(k * 32 + static_cast<int>(lane)) * V;
-    in_row[k] = c < j.cols;
+    in_row[k] = off(k) < left;
+    const storage_t<In>* x = tile + off(k);
     if constexpr (one_word) {
-      raw[k] = in_row[k] ? __ldg(reinterpret_cast<const ::uint4*>(row + c)) : make_uint4(0u, 0u, 0u, 0u);
+      raw[k] = in_row[k] ? __ldg(reinterpret_cast<const ::uint4*>(x)) : make_uint4(0u, 0u, 0u, 0u);
       widen_chunk<In>(raw[k], v[k]);
     } else {
-      load_chunk<In, V>(row + c, in_row[k] ? V : 0, true, v[k]);
+      load_chunk<In, V>(x, in_row[k] ? V : 0, true, v[k]);
     }
   }
   const auto reduce = [&](const group_stats& x) { return subgroup_reduce_n(s, x, lane, L); };
@@ -937,13 +952,14 @@ __device__ __forceinline__ void rows_tile(const job<Sch, In, Out>& j, const S& s
 #pragma unroll
     for (int k = 1; k < K; ++k)
       if (m == static_cast<unsigned>(k)) mine = st[k];
+    const emit_ptr_t<E, Out> dst = emit_ptr<E>(j, r, t0);  // the tile's start
     float bound_m = bound[0];
 #pragma unroll
     for (int k = 1; k < K; ++k)
       if (m == static_cast<unsigned>(k)) bound_m = bound[k];
     const group_params pm = job_params(j, s, mine);
-    const std::int64_t cm = t0 + static_cast<std::int64_t>(m * 32u + first) * V;  // chunk m's group start
-    if (E != emit::fake && sub < static_cast<unsigned>(K) && cm < j.cols) write_group_params(j, s, r, cm >> j.gc_log2, pm);
+    const int om = static_cast<int>(m * 32u + first) * V;  // chunk m's group start in the tile
+    if (E != emit::fake && sub < static_cast<unsigned>(K) && om < left) write_group_params(j, s, r, (t0 + om) >> j.gc_log2, pm);
     // A dividing scheme's divisor and code path too (one reciprocal and one choice a lane instead of K), pinned
     // to registers: the compiler would otherwise recompute the reciprocal next to each shuffle. (x * inv: the
     // choice is two comparisons, cheaper than a shuffle.)
@@ -969,13 +985,13 @@ __device__ __forceinline__ void rows_tile(const job<Sch, In, Out>& j, const S& s
         path = code_path_of(s, p, d, one_word ? bound[k] : no_bound());
       }
       if (!in_row[k]) continue;
-      const std::int64_t c = t0 + static_cast<std::int64_t>(k * 32 + static_cast<int>(lane)) * V;
-      emit_chunk_on<E>(j, s, p, d, path, r, c, v[k]);
+      // codes and packed words from the tile's start; fake quantization's elements from the row (measured lighter)
+      emit_chunk_on<E>(j, s, p, d, path, E == emit::fake ? emit_ptr<E>(j, r, t0 + off(k)) : dst + (E == emit::packed ? off(k) / 8 : off(k)), v[k]);
     }
   } else {
 #pragma unroll
     for (int k = 0; k < K; ++k) {
-      const std::int64_t c = t0 + static_cast<std::int64_t>(k * 32 + static_cast<int>(lane)) * V;
+      const std::int64_t c = t0 + off(k);
       float bound;
       const group_stats st = stats_of(k, bound);
       if (!in_row[k]) continue;
