@@ -60,19 +60,14 @@ QNUM_HD int quantize_int_rne_scaled(const scheme<F>& s, const group_params& p, f
     if (!narrow || hi < 127) q = q > hi ? hi : q;
     return is_nan(w) ? p.zero : q;
   }
-  if (narrow_span) {  // [lo - z, hi - z] within [-127, 127] for z in [code_min, code_max]
-    int q = f2i8_rn_sat(v);
-    q = q < lo - p.zero ? lo - p.zero : q;
-    q = q > hi - p.zero ? hi - p.zero : q;
-    return q + p.zero;
-  }
-  if (narrow && s.kind != scheme_kind::asymmetric) {  // z == 0 (group_params: 0 unless asymmetric)
+  if (narrow && !narrow_span && s.kind != scheme_kind::asymmetric) {  // INT8, z == 0 (0 unless asymmetric)
     int q = f2i8_rn_sat(v);
     if (lo > -128) q = q < lo ? lo : q;
     if (hi < 127) q = q > hi ? hi : q;
     return q;
   }
-  int q = f2i_rn_sat(v);
+  // narrow_span: [lo - z, hi - z] lies within [-127, 127] for every z in [code_min, code_max]
+  int q = narrow_span ? f2i8_rn_sat(v) : f2i_rn_sat(v);
   q = q < lo - p.zero ? lo - p.zero : q;
   q = q > hi - p.zero ? hi - p.zero : q;
   return q + p.zero;

@@ -22,6 +22,9 @@
 //   quantize_fragment(s, p, v[N], codes[N][, bound])  codes of N values, nearest-even (sm_89+: cvt.satfinite
 //                                                 for FP8), == quantize_value(s, p, v[i]); bound: max |v[i]| over
 //                                                 the non-NaN elements where known (fewer instructions, same bits)
+//   quantize_fragment(s, p, d, path, v[N], codes[N])  the same with the group's divisor d = divisor_of(s, p) and
+//                                                 path = code_path_of(s, p, d, bound) given (once for a group's
+//                                                 fragments, or from another thread of the group)
 //   quantize_fragment_stochastic(s, p, v[N], codes[N], seed, index0)   element index0 + i uses
 //                                                 stochastic(random_bits(seed, index0 + i)), as the host API
 //   fake_quantize_fragment(s, p, v[N][, bound])    v[i] = fake_quant_value(s, p, v[i]) in place (nearest-even)

@@ -135,9 +135,9 @@ QNUM_HD int8_multipliers int8_multipliers_for(float s) {
 
 // The code of x under multiplier inv: round(clamp(fl(x * inv), -127, 127)). An overflowing product or +-Inf
 // saturates to +-127 (-128 is never produced: the code is symmetric); a NaN product (x NaN, or a NaN
-// multiplier) gives 0, as detail::f2i8_rn_sat, the nearest-even rounding used on host and device alike.
-// Nearest-even rounds first (detail::f2i8_rn_sat: saturated to [-128, 127], NaN -> 0) and then raises -128 to
-// -127: the same code (the bounds are integers), one conversion and one integer max on the device.
+// multiplier) gives 0. Nearest even rounds first (detail::f2i8_rn_sat, host and device alike: saturated to
+// [-128, 127], NaN -> 0) and then raises -128 to -127: the same code (the bounds are integers), one
+// conversion and one integer max on the device.
 template <class Round = round_nearest_even>
 QNUM_HD int int8_code(float x, float inv, Round mode = {}) {
   float y = detail::mul_rn(x, inv);
