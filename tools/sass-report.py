@@ -27,6 +27,7 @@ cubins for --arch are extracted with cuobjdump -xelf). For every kernel it repor
                          CALLs of the 64-bit integer division/remainder routines
                          (__internal_*_cuda_sm20_{div,rem}_{u,s}64); BSSY+BSYNC (divergent-branch
                          bookkeeping); local-memory LDL+STL (spills or local arrays)
+  shfl step              instructions of one step of each run-time-length shuffle loop on the path (below)
   "-"                    no loop with a global load was found (e.g. a kernel that only stores)
 
 SASS source: nvdisasm on the cubin when it is found (it names the CALL targets and lists the targets
@@ -57,6 +58,10 @@ kernel (multiply by a reciprocal rather than divide, round-to-nearest rather tha
 vector loads rather than the scalar tail path, the 32-bit fast path of a 64-bit division): a lower
 bound for one trip, not the path a given scheme takes (rows_kernel int8 with a true division adds ~15
 instructions per element: MUFU.RCP, FCHK, 5 FFMA and the branches around the slow-path call).
+Shuffle loops: a loop inside the trip without a global load that shuffles (SHFL) and whose trip count is a run-time
+value (rows_kernel's sub-group reduction: log2(L) steps for L lanes, none for one lane) is passed once when that
+keeps the route (it costs at most 3x the loop's body more: its guard and setup); "shfl step" gives the body, which
+a group of L lanes runs log2(L) - 1 more times.
 Elements per trip: the bytes of the global loads on that path (LDG.E.128 = 16, .64 = 8, plain = 4,
 .U16/.S16 = 2, .U8/.S8 = 1); when the path holds 8- or 16-byte vector loads only those count (the input
 is read in vectors, the scales and zero points of a group are scalar loads); where the trip holds
@@ -878,6 +883,20 @@ def analyse(k, elem_bytes, kind="bytes"):
     r["loop_instr"] = len(loop["instrs"])
     r["counts"] = counts(k, loop["instrs"])
     cost, path, used, avoided = k.cheapest_trip(loop, inner)
+    # Sub-group reductions whose trip count (log2 of the lanes a group spans) is a run-time value: the path
+    # above may bypass them (a single lane runs no step), so each is passed once where that keeps to the same
+    # route: where it costs at most 3x the loop's body (its guard, mask and setup; a route through other code,
+    # such as the recomputation after an Inf, costs more).
+    r["shfl_loops"] = []
+    if cost is not None:
+        shfl = [lo for lo in loops if lo is not loop and loop["start"] <= lo["start"] and lo["end"] <= loop["end"]
+                and not lo["loads"] and any(i.base == "SHFL" for i in lo["instrs"])]
+        for sl in sorted(shfl, key=lambda x: x["start"]):
+            trial = sorted(used + [sl], key=lambda x: x["start"])
+            c2, p2 = k._chain(loop, trial, avoided)
+            if c2 is not None and c2.mem == cost.mem and 0 <= c2.n - cost.n <= 3 * len(sl["instrs"]):
+                cost, path, used = c2, p2, trial
+                r["shfl_loops"].append(sl)
     r["path_cost"], r["path"], r["path_inner"], r["avoided"] = cost, path, used, avoided
     approx = False
     b = 0
@@ -956,7 +975,7 @@ def parse_ptxas(text):
 # Output
 
 COLS = ["kernel", "regs", "spill st/ld", "smem", "stack", "loop", "loop instr", "elem/trip", "instr/elem",
-        "path/elem", "MUFU", "cvt", "div64", "BSSY/BSYNC", "LDL/STL"]
+        "path/elem", "MUFU", "cvt", "div64", "BSSY/BSYNC", "LDL/STL", "shfl step"]
 
 LEGEND = """\
 Legend (tools/sass-report.py: static, from the SASS, no GPU; the rules are in its docstring).
@@ -972,6 +991,8 @@ path/elem: instructions on the cheapest path of one trip (inner load loops once,
 Inf/NaN branches not taken) / elem/trip: the executed instructions of the fastest runtime
 configuration, a lower bound to compare with a profiler's count. MUFU, cvt (F2I/I2F/F2F), div64
 (calls of the 64-bit integer division routines), BSSY/BSYNC, LDL/STL: counted in the loop range.
+shfl step: instructions of one step of the run-time-length shuffle loops (sub-group reductions over L
+lanes) on that path; path/elem counts one step of each, a group of L lanes runs log2(L): add the rest.
 "-": no loop with a global load."""
 
 
@@ -1008,6 +1029,7 @@ def row_of(k, info):
     row["path/elem"] = (mark + fmt_num(r["path_cost"] / el)) if el and r.get("path_cost") else "-"
     for c in ("MUFU", "cvt", "div64", "BSSY/BSYNC", "LDL/STL"):
         row[c] = r["counts"][c]
+    row["shfl step"] = "+".join(str(len(lp["instrs"])) for lp in r.get("shfl_loops") or []) or "-"
     return row
 
 

@@ -35,6 +35,14 @@ TEST_CASE("fixed_scheme (compile-time fields) == host, every kernel path and ele
                                                                    264, 264, p::deepseek_act);
   check_holder<fixed_scheme<p::ct_w4a16_asym>, std::uint16_t>("tile: asym g64 bf16", fixed_scheme<p::ct_w4a16_asym>{}, 4, 200,
                                                               200, qnum::group_size(64));
+  // Whole tiles (1024 bf16 / 512 fp32 elements inside the row) beside a partial one, groups of 4 and 8 lanes:
+  // x * inv with and without a clamp to choose by the bound, asymmetric.
+  check_holder<fixed_scheme<p::torchao_int8_sym>, std::uint16_t>("tile: torchao int8 g32 bf16, whole tiles",
+                                                                 fixed_scheme<p::torchao_int8_sym>{}, 6, 2080, 2080, qnum::group_size(32));
+  check_holder<fixed_scheme<p::torchao_int4_sym>, std::uint16_t>("tile: torchao int4 g32 bf16, whole tiles",
+                                                                 fixed_scheme<p::torchao_int4_sym>{}, 5, 3072, 3072, qnum::group_size(32));
+  check_holder<fixed_scheme<p::ct_w4a16_asym>, std::uint16_t>("tile: asym g64 bf16, whole tiles", fixed_scheme<p::ct_w4a16_asym>{}, 4,
+                                                              2112, 2112, qnum::group_size(64));
   check_holder<fixed_scheme<p::nvfp4>, std::uint16_t, std::uint16_t>("tile: nvfp4 g16 bf16 two-level", fixed_scheme<p::nvfp4>{},
                                                                      6, 48, 48, p::nvfp4_block, false, dtype::bf16, true);
   check_holder<fixed_scheme<p::nvfp4>, std::uint16_t>("nvfp4 two-level", fixed_scheme<p::nvfp4>{}, 9, 50, 56, p::nvfp4_block, false,

@@ -19,6 +19,9 @@
 //   subgroup_reduce<L>(s, st, lane)               merge the stats of an aligned L-lane sub-warp group
 //                                                 (__shfl_xor_sync; only amax for symmetric/float schemes)
 //   subgroup_reduce<L>(st, lane), subgroup_amax<L>(amax, lane), block_stats<BLOCK>::reduce(storage, st)
+//   warp_subgroup_reduce<LMin, LMax>(s, st, L)    the same for a whole warp running together, L at run time
+//   warp_transpose_reduce<K, LMin, LMax>(s, st[K], lane, L)   K groups on the same L lanes: lane i gets group
+//                                                 i % K's merged stats (K - 1 shuffles a step, not K)
 //   quantize_fragment(s, p, v[N], codes[N][, bound])  codes of N values, nearest-even (sm_89+: cvt.satfinite
 //                                                 for FP8), == quantize_value(s, p, v[i]); bound: max |v[i]| over
 //                                                 the non-NaN elements where known (fewer instructions, same bits)
@@ -150,6 +153,65 @@ __device__ __forceinline__ group_stats subgroup_reduce_n(const scheme<F>& s, gro
   return st;
 }
 
+// Merge of two fast statistics (fragment_stats) and the xor shuffle of one over the whole warp: the fields
+// scheme s reads (amax; min and max too when it is asymmetric).
+template <class F>
+__device__ __forceinline__ group_stats merge_fast(const scheme<F>& s, group_stats a, const group_stats& b) {
+  a.amax = fmaxf(a.amax, b.amax);
+  if (needs_min_max(s)) {
+    a.min = fminf(a.min, b.min);
+    a.max = fmaxf(a.max, b.max);
+  }
+  return a;
+}
+template <class F>
+__device__ __forceinline__ group_stats warp_shfl_xor(const scheme<F>& s, group_stats st, int o) {
+  st.amax = __shfl_xor_sync(0xFFFFFFFFu, st.amax, o);
+  if (needs_min_max(s)) {
+    st.min = __shfl_xor_sync(0xFFFFFFFFu, st.min, o);
+    st.max = __shfl_xor_sync(0xFFFFFFFFu, st.max, o);
+  }
+  return st;
+}
+
+// subgroup_reduce for a caller whose whole warp runs it together (every lane, every call), with the width L
+// known only at run time, between LMin and LMax (powers of two, compile time). Full-warp shuffles, unrolled:
+// a lane's xor partner o & (L - 1) stays in its sub-group, and a step with o >= L pairs a lane with itself
+// (no change: max and min are idempotent). No run-time loop and no convergence test.
+template <int LMin, int LMax, class F>
+__device__ __forceinline__ group_stats warp_subgroup_reduce(const scheme<F>& s, group_stats st, int L) {
+  static_assert(LMin >= 1 && LMin <= LMax && LMax <= 32 && (LMin & (LMin - 1)) == 0 && (LMax & (LMax - 1)) == 0,
+                "LMin <= LMax, powers of two <= 32");
+#pragma unroll
+  for (int o = LMax / 2; o > 0; o >>= 1) st = merge_fast(s, st, warp_shfl_xor(s, st, o < LMin ? o : (o & (L - 1))));
+  return st;
+}
+
+// K statistics a lane holds, one for each of K groups that the same L lanes share (lane i of the sub-group
+// holds st[k], its part of group k), merged so that lane i gets group i % K's whole statistics (the return
+// value): a transposed reduction, K - 1 shuffles for the first log2(K) steps instead of K each, then the
+// butterfly of warp_subgroup_reduce for L > K. The whole warp calls it; K <= LMin <= L <= LMax as there.
+template <int K, int LMin, int LMax, class F>
+__device__ __forceinline__ group_stats warp_transpose_reduce(const scheme<F>& s, group_stats (&st)[K], unsigned lane, int L) {
+  static_assert(K >= 1 && K <= LMin && (K & (K - 1)) == 0, "K a power of two <= LMin");
+  // Step h (K/2, ..., 1): a lane whose bit h is set keeps the upper h of its 2h groups and sends the lower h to
+  // its partner lane ^ h, which keeps the lower ones. After step h, st[i] (i < h) is group i + (lane & (K - h))
+  // merged over the lanes that differ from this one in bits h to K/2 only; after step 1, st[0] is group lane % K.
+#pragma unroll
+  for (int h = K / 2; h > 0; h >>= 1) {
+    const bool up = (lane & static_cast<unsigned>(h)) != 0u;
+#pragma unroll
+    for (int i = 0; i < h; ++i) {
+      const group_stats keep = up ? st[i + h] : st[i], send = up ? st[i] : st[i + h];
+      st[i] = merge_fast(s, keep, warp_shfl_xor(s, send, h));
+    }
+  }
+  group_stats r = st[0];
+#pragma unroll
+  for (int o = LMax / 2; o >= K; o >>= 1) r = merge_fast(s, r, warp_shfl_xor(s, r, o < LMin ? o : (o & (L - 1))));
+  return r;
+}
+
 // Statistics of N register values: what accumulate() over them gives, whenever the result is finite.
 // The fast form (detail::fast_accumulate, scale.hpp): amax = fmaxf(amax, |x|) (fmaxf drops a NaN operand),
 // and for asymmetric schemes min = fminf(min, x), max = fmaxf(max, x), amax = max(-min, max): one
@@ -268,15 +330,19 @@ __device__ __forceinline__ bool bounded_path(const scheme<F>& s, const divisor& 
 // that code_rne needs no clamp: a symmetric integer scheme of a signed format of at most 8 bits (z == 0)
 // whose scaled bound is below code_max + 1/2 (scaled_value and the rounding are monotonic in |x|; the low
 // bound -code_max or -code_max - 1 is then met too). The multiply path, or a dividing scheme's bounded path.
+// bound_can_skip_clamp(s): the part that depends on the scheme alone (whether a bound can ever matter).
 template <class F>
-__device__ __forceinline__ bool codes_in_range(const scheme<F>& s, const group_params& p, const divisor& d, float bound) {
+QNUM_HD constexpr bool bound_can_skip_clamp(const scheme<F>& s) {
   if constexpr (!F::is_integer || !F::is_signed || F::qmin < -128 || F::qmax > 127) {
     return false;
   } else {
     // The full INT8 range needs no clamp anyway (f2i8_rn_sat saturates there): no test.
-    return s.kind != scheme_kind::asymmetric && !s.zero_first && (s.code_min() > -128 || s.code_max() < 127) &&
-           scaled_value<true>(s, p, d, bound) < static_cast<float>(s.code_max()) + 0.5f;
+    return s.kind != scheme_kind::asymmetric && !s.zero_first && (s.code_min() > -128 || s.code_max() < 127);
   }
+}
+template <class F>
+__device__ __forceinline__ bool codes_in_range(const scheme<F>& s, const group_params& p, const divisor& d, float bound) {
+  return bound_can_skip_clamp(s) && scaled_value<true>(s, p, d, bound) < static_cast<float>(s.code_max()) + 0.5f;
 }
 
 // How a fragment's codes are computed, chosen once per fragment (code_path_of): without clamp (codes_in_range),
@@ -733,11 +799,28 @@ __device__ __forceinline__ group_params job_params(const job<Sch, In, Out>& j, c
 // they met an infinite element (the test is uniform over the group). Every thread of the group calls it.
 // bound: the merged fast amax when no element is infinite (every non-NaN element's magnitude is at most
 // that: quantize_fragment's bound), else +Inf.
-template <class S, class Frag, class Reduce>
+// any: how the group's threads decide to take the recomputation; the default (a thread's own test, uniform
+// over its group) suits reduce() over a sub-group mask. A reduce() that shuffles over the whole warp needs a
+// warp-uniform decision: pass any = __any_sync over the warp (each thread still keeps the fast statistics
+// unless its own group met an infinite element; both give the same finite result).
+struct own_test {
+  __device__ __forceinline__ bool operator()(bool b) const { return b; }
+};
+struct warp_any {
+  __device__ __forceinline__ bool operator()(bool b) const { return __any_sync(0xFFFFFFFFu, b); }
+};
+template <class Any = own_test, class Frag, class Reduce>
+__device__ __forceinline__ group_stats exact_if_needed(const group_stats& st, const Frag& v, Reduce&& reduce) {
+  const bool need = stats_need_exact(st);
+  if (!Any{}(need)) return st;
+  const group_stats e = reduce(fragment_stats_exact(v));  // an infinite element (bound Inf)
+  return need ? e : st;
+}
+template <class Any = own_test, class S, class Frag, class Reduce>
 __device__ __forceinline__ group_stats fragment_group_stats(const S& s, const Frag& v, Reduce&& reduce, float& bound) {
   const group_stats st = reduce(fragment_stats(s, v));
   bound = st.amax;
-  return stats_need_exact(st) ? reduce(fragment_stats_exact(v)) : st;  // an infinite element (bound Inf)
+  return exact_if_needed<Any>(st, v, reduce);
 }
 template <class S, class Frag, class Reduce>
 __device__ __forceinline__ group_stats fragment_group_stats(const S& s, const Frag& v, Reduce&& reduce) {
@@ -749,7 +832,7 @@ __device__ __forceinline__ group_stats fragment_group_stats(const S& s, const Fr
 // for schemes that need only amax, from the raw words (raw_amax: half the instructions), recomputed from v by
 // fragment_stats_exact when the merged result met an infinite element. The same statistics.
 // bound as fragment_group_stats gives it.
-template <class In, class S, int K, class Frag, class Reduce>
+template <class In, class Any = own_test, class S, int K, class Frag, class Reduce>
 __device__ __forceinline__ group_stats raw_group_stats(const S& s, const ::uint4 (&raw)[K], const Frag& v, Reduce&& reduce,
                                                        float& bound) {
   if constexpr (has_raw_amax<In>()) {
@@ -758,10 +841,10 @@ __device__ __forceinline__ group_stats raw_group_stats(const S& s, const ::uint4
       f.amax = raw_amax<In>(raw);
       const group_stats st = reduce(f);
       bound = st.amax;
-      return stats_need_exact(st) ? reduce(fragment_stats_exact(v)) : st;
+      return exact_if_needed<Any>(st, v, reduce);
     }
   }
-  return fragment_group_stats(s, v, reduce, bound);
+  return fragment_group_stats<Any>(s, v, reduce, bound);
 }
 
 // Whether a job rounds stochastically: a run-time flag of the run-time scheme's kernels only (a fixed
@@ -844,6 +927,8 @@ __device__ __forceinline__ void emit_chunk_on(const job<Sch, In, Out>& j, const 
 
 // Chunks each lane of rows_kernel holds in registers: a group of up to L * rows_chunks * V elements.
 constexpr int rows_chunks = 4;
+// Most lanes a group of the tile path spans: it takes the groups rows_kernel would give one or two lanes.
+constexpr int tile_max_lanes = 2 * rows_chunks;
 
 // One group of rows_kernel: load, statistics, parameters, emit. Full: the group is exactly L * K chunks of
 // V elements, all 16-byte aligned (in and out): no per-chunk tests, every access a vector.
@@ -905,16 +990,16 @@ __device__ __forceinline__ group_params shfl_params(const S& s, const group_para
 // gc / V lanes that hold one chunk row of a group reduce its statistics; a group never spans two chunk rows.
 // Needs whole chunks (cols % V == 0) and the vector alignment of the job; chunks past the row's end read
 // nothing and count as zeros (exact: zeros change no statistic), and emit nothing.
-template <emit E, bool Shared, int K, int V, class Sch, class In, class Out, class S>
+// Whole: the tile lies inside the row (left == K * 32 * V): no chunk tests (the same code with them folded).
+template <emit E, bool Shared, bool Whole, int K, int V, class Sch, class In, class Out, class S>
 __device__ __forceinline__ void rows_tile(const job<Sch, In, Out>& j, const S& s, unsigned lane, std::int64_t r,
-                                          std::int64_t t0) {
+                                          std::int64_t t0, int left) {
   const int L = 1 << j.lanes_log2;
   const storage_t<In>* tile = j.in + r * j.in_stride + t0;
   // Chunk k of this lane starts at tile element off(k) (32-bit: a tile is K * 32 * V elements); it is in the
-  // row when off(k) < left.
+  // row when off(k) < left, the tile's elements inside the row.
   const auto off = [&](int k) { return (k * 32 + static_cast<int>(lane)) * V; };
-  const std::int64_t left64 = j.cols - t0;
-  const int left = left64 < K * 32 * V ? static_cast<int>(left64) : K * 32 * V;
+  if constexpr (Whole) left = K * 32 * V;
   float v[K][V];
   bool in_row[K];
   // 16-bit elements: one 16-byte word a chunk, kept for raw_group_stats, and the group's bound passed on (a
@@ -923,7 +1008,7 @@ __device__ __forceinline__ void rows_tile(const job<Sch, In, Out>& j, const S& s
   [[maybe_unused]] ::uint4 raw[K];
 #pragma unroll
   for (int k = 0; k < K; ++k) {
-    in_row[k] = off(k) < left;
+    in_row[k] = Whole || off(k) < left;
     const storage_t<In>* x = tile + off(k);
     if constexpr (one_word) {
       raw[k] = in_row[k] ? __ldg(reinterpret_cast<const ::uint4*>(x)) : make_uint4(0u, 0u, 0u, 0u);
@@ -932,40 +1017,44 @@ __device__ __forceinline__ void rows_tile(const job<Sch, In, Out>& j, const S& s
       load_chunk<In, V>(x, in_row[k] ? V : 0, true, v[k]);
     }
   }
-  const auto reduce = [&](const group_stats& x) { return subgroup_reduce_n(s, x, lane, L); };
-  const auto stats_of = [&](int k, float& bound) {  // chunk k's group: merged over the group's lanes
-    if constexpr (one_word) {
-      const ::uint4 word[1] = {raw[k]};
-      return raw_group_stats<In>(s, word, v[k], reduce, bound);
-    } else {
-      return fragment_group_stats(s, v[k], reduce, bound);
-    }
-  };
+  // The whole warp runs every reduction together (full-warp shuffles, unrolled; L is at most tile_max_lanes, the
+  // launcher's bound, and at least K where Shared, which the launcher picks for L >= K), so the recomputation
+  // after an infinite element is decided over the warp.
+  constexpr int LMin = Shared ? K : 1, LMax = Shared ? tile_max_lanes : K / 2;
   const unsigned sub = lane & static_cast<unsigned>(L - 1);
   if constexpr (Shared) {
-    // Groups of L >= K lanes: every lane of a group holds the merged statistics of each of its K chunks; lane
-    // sub computes the parameters of chunk sub % K only, writes them (sub < K), and takes those of chunk k
-    // from the group's lane k. One compute_params a lane instead of K; the same bits.
+    // Groups of L >= K lanes: one transposed reduction leaves lane sub with the statistics of chunk sub % K's
+    // group (warp_transpose_reduce); the lane computes that group's parameters only, writes them (sub < K),
+    // and takes those of chunk k from the group's lane k. One compute_params a lane instead of K; the same bits.
     group_stats st[K];
-    float bound[K];
 #pragma unroll
-    for (int k = 0; k < K; ++k) st[k] = stats_of(k, bound[k]);
+    for (int k = 0; k < K; ++k) {
+      st[k] = fragment_stats(s, v[k]);
+      if constexpr (one_word && has_raw_amax<In>()) {
+        if (!needs_min_max(s)) {  // the same amax from the raw words (raw_group_stats)
+          const ::uint4 word[1] = {raw[k]};
+          st[k].amax = raw_amax<In>(word);
+        }
+      }
+    }
+    const group_stats fast = warp_transpose_reduce<K, LMin, LMax>(s, st, lane, L);
+    group_stats mine = fast;
+    const bool need = stats_need_exact(fast);  // an infinite element: accumulate() over the group instead
+    if (__any_sync(0xFFFFFFFFu, need)) {
+#pragma unroll
+      for (int k = 0; k < K; ++k) st[k] = fragment_stats_exact(v[k]);
+      const group_stats e = warp_transpose_reduce<K, LMin, LMax>(s, st, lane, L);
+      if (need) mine = e;
+    }
+    const float bound_m = fast.amax;  // what fragment_group_stats gives as the bound
     const unsigned m = sub & static_cast<unsigned>(K - 1), first = lane - sub;  // first: the group's lane 0
-    group_stats mine = st[0];
-#pragma unroll
-    for (int k = 1; k < K; ++k)
-      if (m == static_cast<unsigned>(k)) mine = st[k];
     const emit_ptr_t<E, Out> dst = emit_ptr<E>(j, r, t0);  // the tile's start
-    float bound_m = bound[0];
-#pragma unroll
-    for (int k = 1; k < K; ++k)
-      if (m == static_cast<unsigned>(k)) bound_m = bound[k];
     const group_params pm = job_params(j, s, mine);
     const int om = static_cast<int>(m * 32u + first) * V;  // chunk m's group start in the tile
     if (E != emit::fake && sub < static_cast<unsigned>(K) && om < left) write_group_params(j, s, r, (t0 + om) >> j.gc_log2, pm);
     // A dividing scheme's divisor and code path too (one reciprocal and one choice a lane instead of K), pinned
     // to registers: the compiler would otherwise recompute the reciprocal next to each shuffle. (x * inv: the
-    // choice is two comparisons, cheaper than a shuffle.)
+    // choice is two comparisons of the group's bound, taken from lane k with the parameters.)
     const bool divides = s.x_by == scale_op::divide;
     float ym = 0.0f;
     int path_m = 0;
@@ -985,18 +1074,27 @@ __device__ __forceinline__ void rows_tile(const job<Sch, In, Out>& j, const S& s
         d = make_divisor_from(p.code_scale, __shfl_sync(0xFFFFFFFFu, ym, static_cast<int>(src)));
         path = static_cast<code_path>(__shfl_sync(0xFFFFFFFFu, path_m, static_cast<int>(src)));
       } else {
-        path = code_path_of(s, p, d, one_word ? bound[k] : no_bound());
+        // the bound only where it can choose the path (a fixed scheme's test folds: no shuffle otherwise)
+        const bool by_bound = one_word && bound_can_skip_clamp(s);
+        path = code_path_of(s, p, d, by_bound ? __shfl_sync(0xFFFFFFFFu, bound_m, static_cast<int>(src)) : no_bound());
       }
       if (!in_row[k]) continue;
       // codes and packed words from the tile's start; fake quantization's elements from the row (measured lighter)
       emit_chunk_on<E>(j, s, p, d, path, E == emit::fake ? emit_ptr<E>(j, r, t0 + off(k)) : dst + (E == emit::packed ? off(k) / 8 : off(k)), v[k]);
     }
   } else {
+    const auto reduce = [&](const group_stats& x) { return warp_subgroup_reduce<LMin, LMax>(s, x, L); };
 #pragma unroll
     for (int k = 0; k < K; ++k) {
       const std::int64_t c = t0 + off(k);
       float bound;
-      const group_stats st = stats_of(k, bound);
+      group_stats st;
+      if constexpr (one_word) {
+        const ::uint4 word[1] = {raw[k]};
+        st = raw_group_stats<In, warp_any>(s, word, v[k], reduce, bound);
+      } else {
+        st = fragment_group_stats<warp_any>(s, v[k], reduce, bound);
+      }
       if (!in_row[k]) continue;
       const group_params p = job_params(j, s, st);
       if (E != emit::fake && sub == 0u) write_group_params(j, s, r, c >> j.gc_log2, p);
@@ -1044,7 +1142,11 @@ __global__ void __launch_bounds__(256) rows_tile_kernel(const job<Sch, In, Out> 
   const unsigned lane = threadIdx.x & 31u;
   for (std::uint32_t t = blockIdx.x * warps_per_block + (threadIdx.x >> 5); t < j.tiles; t += gridDim.x * warps_per_block) {
     const std::uint32_t r32 = j.div_tiles.div(t);
-    rows_tile<E, Shared, K, V>(j, s, lane, r32, static_cast<std::int64_t>(t - r32 * j.div_tiles.d) * (K * 32 * V));
+    const std::int64_t t0 = static_cast<std::int64_t>(t - r32 * j.div_tiles.d) * (K * 32 * V), left = j.cols - t0;
+    // Whole tiles without the chunk tests (the warp's tile: uniform), but for asymmetric schemes: their whole-tile
+    // copy took 80 registers instead of 64 (3 blocks an SM instead of 4) for 0.3 instructions an element.
+    if (!needs_min_max(s) && left >= K * 32 * V) rows_tile<E, Shared, true, K, V>(j, s, lane, r32, t0, K * 32 * V);
+    else rows_tile<E, Shared, false, K, V>(j, s, lane, r32, t0, left < K * 32 * V ? static_cast<int>(left) : K * 32 * V);
   }
 }
 
@@ -1473,7 +1575,7 @@ status launch_rows_any(const job<Sch, In, Out>& j, int v, cudaStream_t stream) {
   // access 16 or 32 bytes per instruction (measured on an H100: fake quantize g32 at 21-29% of copy that way,
   // 78-96% as tiles). Wider groups keep L >= 4 lanes per group, which measured faster than tiles there.
   if constexpr (Sch::is_static) {
-    if (lanes_for(k.gc, v) <= 2 && k.vec_in && (E == emit::packed || k.vec_out) && k.gc % v == 0 && k.gc <= warp_row &&
+    if (lanes_for(k.gc, v) <= 2 && k.gc <= static_cast<std::int64_t>(tile_max_lanes) * v && k.vec_in && (E == emit::packed || k.vec_out) && k.gc % v == 0 && k.gc <= warp_row &&
         warp_row % k.gc == 0 && k.cols % v == 0) {
       const std::int64_t per_row = (k.cols + rows_chunks * warp_row - 1) / (rows_chunks * warp_row);
       k.lanes_log2 = log2_of(k.gc / v);
