@@ -41,7 +41,7 @@ if [ "${1:-}" = pack ]; then
 fi
 
 # Programs the stages run, relative to a build dir.
-device_tests=(test_codec_device test_divide_device test_dynamic_scale_device test_pack_device test_quantize_device)
+device_tests=(test_codec_device test_divide_device test_dynamic_scale_device test_pack_device test_quantize_device test_reduce_device)
 programs=(apps/qnum-convert/qnum-convert apps/qnum-convert/tests/test_convert bench/qnum-bench-device examples/qnum-w4a16-matvec)
 for t in "${device_tests[@]}"; do programs+=("tests/gpu/$t"); done
 

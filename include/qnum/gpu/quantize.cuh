@@ -932,13 +932,16 @@ constexpr int tile_max_lanes = 2 * rows_chunks;
 
 // One group of rows_kernel: load, statistics, parameters, emit. Full: the group is exactly L * K chunks of
 // V elements, all 16-byte aligned (in and out): no per-chunk tests, every access a vector.
+// The whole warp calls it together (every lane, the same Full): the reductions are full-warp shuffles. A lane
+// that is not `active` (its sub-group has no group left in the launch) runs a valid group's loads and
+// reductions and stores nothing.
 template <bool Full, emit E, int K, int V, class Sch, class In, class Out, class S>
-__device__ __forceinline__ void rows_group(const job<Sch, In, Out>& j, const S& s, int L, unsigned lane, unsigned sub,
+__device__ __forceinline__ void rows_group(const job<Sch, In, Out>& j, const S& s, int L, unsigned sub, bool active,
                                            std::int64_t r, std::int64_t bj, std::int64_t c0, std::int64_t c1) {
   const storage_t<In>* row = j.in + r * j.in_stride;
   float v[K][V];
   int n[K];
-  const auto reduce = [&](const group_stats& x) { return subgroup_reduce_n(s, x, lane, L); };
+  const auto reduce = [&](const group_stats& x) { return warp_subgroup_reduce<1, 32>(s, x, L); };
   group_stats st;
   float bound;
   if constexpr (Full && V * io<In>::size == 16) {  // one 16-byte word a chunk, kept for raw_group_stats
@@ -950,7 +953,7 @@ __device__ __forceinline__ void rows_group(const job<Sch, In, Out>& j, const S& 
       raw[k] = __ldg(reinterpret_cast<const ::uint4*>(row + c));
       widen_chunk<In>(raw[k], v[k]);
     }
-    st = raw_group_stats<In>(s, raw, v, reduce, bound);
+    st = raw_group_stats<In, warp_any>(s, raw, v, reduce, bound);
   } else {
 #pragma unroll
     for (int k = 0; k < K; ++k) {
@@ -958,8 +961,9 @@ __device__ __forceinline__ void rows_group(const job<Sch, In, Out>& j, const S& 
       n[k] = Full ? V : (c < c1 ? (c1 - c < V ? static_cast<int>(c1 - c) : V) : 0);
       load_chunk<In, V>(row + c, n[k], Full || j.vec_in, v[k]);  // n == 0: zeros, nothing read
     }
-    st = fragment_group_stats(s, v, reduce, bound);
+    st = fragment_group_stats<warp_any>(s, v, reduce, bound);
   }
+  if (!active) return;
   const group_params p = job_params(j, s, st);
   if (E != emit::fake && sub == 0) write_group_params(j, s, r, bj, p);
 #pragma unroll
@@ -1114,20 +1118,25 @@ __global__ void __launch_bounds__(256) rows_kernel(const job<Sch, In, Out> j) {
   const int L = 1 << j.lanes_log2;  // lanes per group (a run-time value: one kernel for every group width)
   const unsigned lane = threadIdx.x & 31u;
   const unsigned sub = threadIdx.x & static_cast<unsigned>(L - 1);
-  const unsigned per_block = 256u >> j.lanes_log2;
+  const unsigned per_block = 256u >> j.lanes_log2, per_warp = 32u >> j.lanes_log2;
   const bool full_shape = j.vec_in && (E == emit::packed || j.vec_out) && j.gc == static_cast<std::int64_t>(L) * K * V;
   (void)full_shape;
-  for (std::uint32_t g = blockIdx.x * per_block + (threadIdx.x >> j.lanes_log2); g < j.groups; g += gridDim.x * per_block) {
+  // The warp's 32 / L groups (group g of lane threadIdx.x: warp * 32 / L + lane / L), the loop run by the whole
+  // warp together; a sub-group past the last group redoes the last one's loads and stores nothing.
+  for (std::uint32_t gw = blockIdx.x * per_block + (threadIdx.x >> 5) * per_warp; gw < j.groups; gw += gridDim.x * per_block) {
+    const std::uint32_t own = gw + (lane >> j.lanes_log2);
+    const bool active = own < j.groups;
+    const std::uint32_t g = active ? own : j.groups - 1u;
     const std::uint32_t r32 = j.div_nc.div(g);
     const std::int64_t r = r32, bj = g - r32 * static_cast<std::uint32_t>(j.nc);
     const std::int64_t c0 = bj * j.gc;
     if constexpr (Sch::is_static) {  // the fast path: compile-time scheme (always nearest-even)
-      if (full_shape && c0 + j.gc <= j.cols) {  // uniform across the group's lanes
-        rows_group<true, E, K, V>(j, s, L, lane, sub, r, bj, c0, c0 + j.gc);
+      if (__all_sync(0xFFFFFFFFu, full_shape && c0 + j.gc <= j.cols)) {  // every group of the warp whole
+        rows_group<true, E, K, V>(j, s, L, sub, active, r, bj, c0, c0 + j.gc);
         continue;
       }
     }
-    rows_group<false, E, K, V>(j, s, L, lane, sub, r, bj, c0, c0 + j.gc < j.cols ? c0 + j.gc : j.cols);
+    rows_group<false, E, K, V>(j, s, L, sub, active, r, bj, c0, c0 + j.gc < j.cols ? c0 + j.gc : j.cols);
   }
 }
 
