@@ -112,6 +112,12 @@ TEST_CASE_TEMPLATE("integer descriptors", F, qnum::qint4, qnum::quint4, qnum::qi
   CHECK(F::min_value == static_cast<float>(F::qmin));
   CHECK(qnum::code_to_int<F>(F::max_code) == F::qmax);
   CHECK(sizeof(qnum::code_t<F>) == 1);
+  // Every integer of the range survives storage: the code of q (its low bits) gives q back, so a caller that
+  // holds q (the device's fake quantization) may dequantize it without the code.
+  constexpr std::uint32_t mask = (1u << F::bits) - 1u;
+  int bad = 0;
+  for (int q = F::qmin; q <= F::qmax; ++q) bad += qnum::code_to_int<F>(static_cast<std::uint32_t>(q) & mask) != q;
+  CHECK(bad == 0);
 }
 
 TEST_CASE("qmin/qmax of float formats") {

@@ -120,12 +120,17 @@ QNUM_HD float dequantize_int_finite_scale(const scheme<F>& s, const group_params
   const float d = static_cast<float>(code_to_int<F>(code) - p.zero);
   return to_work(mul_rn(d, p.scale), s.work);
 }
+// dequantize_value of the code whose integer is q (q = code_to_int(code)): for a caller that holds q.
+template <class F>
+QNUM_HD float dequantize_int_q(const scheme<F>& s, const group_params& p, int q) {
+  return canonical_nan(to_work(mul_rn(static_cast<float>(q - p.zero), p.scale), s.work));
+}
 }  // namespace detail
 
 template <class F>
 QNUM_HD float dequantize_value(const scheme<F>& s, const group_params& p, std::uint32_t code) {
   if constexpr (F::is_integer) {
-    return detail::canonical_nan(detail::dequantize_int_finite_scale(s, p, code));
+    return detail::dequantize_int_q(s, p, code_to_int<F>(code));
   } else {
     return detail::canonical_nan(detail::mul_rn(decode<F>(code), p.scale));
   }

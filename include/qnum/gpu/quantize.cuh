@@ -289,17 +289,21 @@ __device__ __forceinline__ bool divisor_path(const scheme<F>& s, const divisor& 
 // conversion where there is one (encode_hw: the same bits); integers by detail::quantize_int_rne_scaled (the
 // same code as quantize_value(s, p, x, rne)).
 // InRange: the caller knows the rounding cannot leave the code range (codes_in_range): no clamp.
+// int_rne: the integer q in [code_min, code_max] of an integer format, before storage (code_rne masks it).
+template <bool InRange = false, class F>
+__device__ __forceinline__ int int_rne(const scheme<F>& s, const group_params& p, float v) {
+  static_assert(F::is_integer, "int_rne is for integer formats");
+  if constexpr (InRange) {
+    return qnum::detail::f2i8_rn_sat(v);  // |v| < code_max + 1/2 <= 127.5 or NaN (-> 0); z == 0
+  } else {
+    return qnum::detail::quantize_int_rne_scaled(s, p, v);
+  }
+}
 template <bool InRange = false, class F>
 __device__ __forceinline__ code_t<F> code_rne(const scheme<F>& s, const group_params& p, float v) {
   if constexpr (F::is_integer) {
     constexpr std::uint32_t mask = (1u << F::bits) - 1u;
-    int q;
-    if constexpr (InRange) {
-      q = qnum::detail::f2i8_rn_sat(v);  // |v| < code_max + 1/2 <= 127.5 or NaN (-> 0); z == 0
-    } else {
-      q = qnum::detail::quantize_int_rne_scaled(s, p, v);
-    }
-    return static_cast<code_t<F>>(static_cast<std::uint32_t>(q) & mask);
+    return static_cast<code_t<F>>(static_cast<std::uint32_t>(int_rne<InRange>(s, p, v)) & mask);
   } else {
     return encode_hw<F>(v);
   }
@@ -354,6 +358,15 @@ __device__ __forceinline__ code_t<F> quantize_on(const scheme<F>& s, const group
     return code_rne(s, p, scaled_value(s, p, x));
   } else {
     return quantize_rne<P != code_path::divisor, P == code_path::in_range>(s, p, d, x);
+  }
+}
+// The integer q of quantize_on's code (integer formats): code_to_int(quantize_on<P>(s, p, d, x)).
+template <code_path P, class F>
+__device__ __forceinline__ int quantize_int_on(const scheme<F>& s, const group_params& p, const divisor& d, float x) {
+  if constexpr (P == code_path::division) {
+    return int_rne(s, p, scaled_value(s, p, x));
+  } else {
+    return int_rne<P == code_path::in_range>(s, p, scaled_value<P != code_path::divisor>(s, p, d, x));
   }
 }
 // fn(std::integral_constant<code_path, P>{}) with the path of a fragment whose non-NaN elements have
@@ -420,7 +433,13 @@ template <code_path P, class F, int N>
 __device__ __forceinline__ void fake_quantize_fragment_on(const scheme<F>& s, const group_params& p, const divisor& d,
                                                           float (&v)[N]) {
 #pragma unroll
-  for (int i = 0; i < N; ++i) v[i] = dequantize_value(s, p, quantize_on<P>(s, p, d, v[i]));
+  for (int i = 0; i < N; ++i) {
+    if constexpr (F::is_integer) {  // dequantize_value of the code, from its integer (no masking and sign extension)
+      v[i] = qnum::detail::dequantize_int_q(s, p, quantize_int_on<P>(s, p, d, v[i]));
+    } else {
+      v[i] = dequantize_value(s, p, quantize_on<P>(s, p, d, v[i]));
+    }
+  }
 }
 template <class F, int N>
 __device__ __forceinline__ void fake_quantize_fragment(const scheme<F>& s, const group_params& p, float (&v)[N],
