@@ -115,15 +115,19 @@ QNUM_HD code_t<F> quantize_value(const scheme<F>& s, const group_params& p, floa
 namespace detail {
 // (q - z) * scale rounded to the working dtype: an integer code's value. Never NaN when the scale is finite
 // (the device's dequantize_fragment uses it alone then); dequantize_value adds the canonical NaN rule.
+// The same from the code's integer q = code_to_int(code), for a caller that holds q; dequantize_int_q adds the
+// canonical NaN rule: dequantize_value of the code.
+template <class F>
+QNUM_HD float dequantize_int_q_finite_scale(const scheme<F>& s, const group_params& p, int q) {
+  return to_work(mul_rn(static_cast<float>(q - p.zero), p.scale), s.work);
+}
 template <class F>
 QNUM_HD float dequantize_int_finite_scale(const scheme<F>& s, const group_params& p, std::uint32_t code) {
-  const float d = static_cast<float>(code_to_int<F>(code) - p.zero);
-  return to_work(mul_rn(d, p.scale), s.work);
+  return dequantize_int_q_finite_scale(s, p, code_to_int<F>(code));
 }
-// dequantize_value of the code whose integer is q (q = code_to_int(code)): for a caller that holds q.
 template <class F>
 QNUM_HD float dequantize_int_q(const scheme<F>& s, const group_params& p, int q) {
-  return canonical_nan(to_work(mul_rn(static_cast<float>(q - p.zero), p.scale), s.work));
+  return canonical_nan(dequantize_int_q_finite_scale(s, p, q));
 }
 }  // namespace detail
 

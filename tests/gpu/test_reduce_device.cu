@@ -3,7 +3,8 @@
 // subgroup_reduce_n (sub-group masks), warp_subgroup_reduce<LMin, LMax> (full-warp shuffles, L at run time),
 // warp_transpose_reduce<4, 4, 8> (four groups on the same lanes; lane i gets group i % 4), for a symmetric
 // scheme (amax only) and an asymmetric one (amax, min and max). Values include +-0, +-Inf and large and tiny
-// magnitudes; the statistics are merged with fmaxf/fminf, so the expected values are plain maxima and minima.
+// magnitudes; the expected values are detail::fast_merge's on the host (the device's fmaxf/fminf: -0 orders
+// below +0), compared bit for bit.
 #define QNUM_TEST_DEVICE_MAIN
 #include "hd_harness.cuh"
 
@@ -83,16 +84,17 @@ void check(const qnum::scheme<F>& s, const char* name) {
   for (int w = 0; w < warps; ++w)
     for (int lane = 0; lane < 32; ++lane) {
       const int k = Form == form::transposed ? lane % K : 0, first = lane - lane % L;
+      // The host form of the device's max/min (fast_merge: -0 below +0; no NaN here), lane by lane: the same
+      // bits in any order.
       qnum::group_stats e = h[static_cast<std::size_t>((w * 32 + first) * K + k)];
-      for (int l = first + 1; l < first + L; ++l) {
-        const qnum::group_stats& o = h[static_cast<std::size_t>((w * 32 + l) * K + k)];
-        e.amax = o.amax > e.amax ? o.amax : e.amax;
-        e.min = o.min < e.min ? o.min : e.min;
-        e.max = o.max > e.max ? o.max : e.max;
-      }
+      for (int l = first + 1; l < first + L; ++l) e = qnum::detail::fast_merge(e, h[static_cast<std::size_t>((w * 32 + l) * K + k)], asym);
       const qnum::group_stats& r = got[static_cast<std::size_t>((w * 32 + lane) * K)];
-      const bool same = qnum::detail::float_to_bits(r.amax) == qnum::detail::float_to_bits(e.amax) &&
-                        (!asym || (r.min == e.min && r.max == e.max));
+      const auto bits = [](float x) { return qnum::detail::float_to_bits(x); };
+      // subgroup_reduce<L>(st, lane), the fixed-width asymmetric form, merges by merge() (a strict comparison:
+      // +0 and -0 keep whichever the lane had), so its min and max are compared as values.
+      const bool by_value = Form == form::fixed_width;
+      const bool same = bits(r.amax) == bits(e.amax) &&
+                        (!asym || (by_value ? r.min == e.min && r.max == e.max : bits(r.min) == bits(e.min) && bits(r.max) == bits(e.max)));
       if (!same && bad++ < 4) MESSAGE("warp " << w << " lane " << lane << ": amax " << r.amax << " expected " << e.amax);
     }
   CHECK(bad == 0);

@@ -144,26 +144,19 @@ template <class F>
 __device__ __forceinline__ group_stats subgroup_reduce_n(const scheme<F>& s, group_stats st, unsigned lane, int L) {
   const unsigned mask = subgroup_mask_n(lane, L);
   for (int o = L / 2; o > 0; o >>= 1) {
-    st.amax = fmaxf(st.amax, __shfl_xor_sync(mask, st.amax, o));
+    group_stats b = st;
+    b.amax = __shfl_xor_sync(mask, st.amax, o);
     if (needs_min_max(s)) {
-      st.min = fminf(st.min, __shfl_xor_sync(mask, st.min, o));
-      st.max = fmaxf(st.max, __shfl_xor_sync(mask, st.max, o));
+      b.min = __shfl_xor_sync(mask, st.min, o);
+      b.max = __shfl_xor_sync(mask, st.max, o);
     }
+    st = qnum::detail::fast_merge(st, b, needs_min_max(s));
   }
   return st;
 }
 
-// Merge of two fast statistics (fragment_stats) and the xor shuffle of one over the whole warp: the fields
-// scheme s reads (amax; min and max too when it is asymmetric).
-template <class F>
-__device__ __forceinline__ group_stats merge_fast(const scheme<F>& s, group_stats a, const group_stats& b) {
-  a.amax = fmaxf(a.amax, b.amax);
-  if (needs_min_max(s)) {
-    a.min = fminf(a.min, b.min);
-    a.max = fmaxf(a.max, b.max);
-  }
-  return a;
-}
+// The xor shuffle over the whole warp of the fields of fast statistics that scheme s reads (amax; min and max
+// too when it is asymmetric); they merge by qnum::detail::fast_merge.
 template <class F>
 __device__ __forceinline__ group_stats warp_shfl_xor(const scheme<F>& s, group_stats st, int o) {
   st.amax = __shfl_xor_sync(0xFFFFFFFFu, st.amax, o);
@@ -171,6 +164,15 @@ __device__ __forceinline__ group_stats warp_shfl_xor(const scheme<F>& s, group_s
     st.min = __shfl_xor_sync(0xFFFFFFFFu, st.min, o);
     st.max = __shfl_xor_sync(0xFFFFFFFFu, st.max, o);
   }
+  return st;
+}
+// Butterfly steps o = LMax / 2, ..., OMin over the whole warp for a sub-group width L in [LMin, LMax]: the
+// partner lane ^ (o & (L - 1)) (a step at or above L pairs a lane with itself), o itself below LMin.
+template <int OMin, int LMin, int LMax, class F>
+__device__ __forceinline__ group_stats warp_butterfly(const scheme<F>& s, group_stats st, int L) {
+#pragma unroll
+  for (int o = LMax / 2; o >= OMin; o >>= 1)
+    st = qnum::detail::fast_merge(st, warp_shfl_xor(s, st, o < LMin ? o : (o & (L - 1))), needs_min_max(s));
   return st;
 }
 
@@ -182,9 +184,7 @@ template <int LMin, int LMax, class F>
 __device__ __forceinline__ group_stats warp_subgroup_reduce(const scheme<F>& s, group_stats st, int L) {
   static_assert(LMin >= 1 && LMin <= LMax && LMax <= 32 && (LMin & (LMin - 1)) == 0 && (LMax & (LMax - 1)) == 0,
                 "LMin <= LMax, powers of two <= 32");
-#pragma unroll
-  for (int o = LMax / 2; o > 0; o >>= 1) st = merge_fast(s, st, warp_shfl_xor(s, st, o < LMin ? o : (o & (L - 1))));
-  return st;
+  return warp_butterfly<1, LMin, LMax>(s, st, L);
 }
 
 // K statistics a lane holds, one for each of K groups that the same L lanes share (lane i of the sub-group
@@ -203,13 +203,10 @@ __device__ __forceinline__ group_stats warp_transpose_reduce(const scheme<F>& s,
 #pragma unroll
     for (int i = 0; i < h; ++i) {
       const group_stats keep = up ? st[i + h] : st[i], send = up ? st[i] : st[i + h];
-      st[i] = merge_fast(s, keep, warp_shfl_xor(s, send, h));
+      st[i] = qnum::detail::fast_merge(keep, warp_shfl_xor(s, send, h), needs_min_max(s));
     }
   }
-  group_stats r = st[0];
-#pragma unroll
-  for (int o = LMax / 2; o >= K; o >>= 1) r = merge_fast(s, r, warp_shfl_xor(s, r, o < LMin ? o : (o & (L - 1))));
-  return r;
+  return warp_butterfly<K, LMin, LMax>(s, st[0], L);
 }
 
 // Statistics of N register values: what accumulate() over them gives, whenever the result is finite.
@@ -352,22 +349,20 @@ __device__ __forceinline__ bool codes_in_range(const scheme<F>& s, const group_p
 // How a fragment's codes are computed, chosen once per fragment (code_path_of): without clamp (codes_in_range),
 // by divide_bounded, by the group's divisor (or x * inv), or by the division. Every path gives the same code.
 enum class code_path : int { in_range, bounded, divisor, division };
+// x scaled by path P (the division, the group's divisor, or divide_bounded / x * inv under a bound).
+template <code_path P, class F>
+__device__ __forceinline__ float scaled_on(const scheme<F>& s, const group_params& p, const divisor& d, float x) {
+  if constexpr (P == code_path::division) return scaled_value(s, p, x);
+  else return scaled_value<P != code_path::divisor>(s, p, d, x);
+}
 template <code_path P, class F>
 __device__ __forceinline__ code_t<F> quantize_on(const scheme<F>& s, const group_params& p, const divisor& d, float x) {
-  if constexpr (P == code_path::division) {
-    return code_rne(s, p, scaled_value(s, p, x));
-  } else {
-    return quantize_rne<P != code_path::divisor, P == code_path::in_range>(s, p, d, x);
-  }
+  return code_rne<P == code_path::in_range>(s, p, scaled_on<P>(s, p, d, x));
 }
 // The integer q of quantize_on's code (integer formats): code_to_int(quantize_on<P>(s, p, d, x)).
 template <code_path P, class F>
 __device__ __forceinline__ int quantize_int_on(const scheme<F>& s, const group_params& p, const divisor& d, float x) {
-  if constexpr (P == code_path::division) {
-    return int_rne(s, p, scaled_value(s, p, x));
-  } else {
-    return int_rne<P == code_path::in_range>(s, p, scaled_value<P != code_path::divisor>(s, p, d, x));
-  }
+  return int_rne<P == code_path::in_range>(s, p, scaled_on<P>(s, p, d, x));
 }
 // fn(std::integral_constant<code_path, P>{}) with the path of a fragment whose non-NaN elements have
 // magnitudes at most `bound` (+Inf: no bound known).
@@ -847,23 +842,27 @@ __device__ __forceinline__ group_stats fragment_group_stats(const S& s, const Fr
   return fragment_group_stats(s, v, reduce, bound);
 }
 
-// fragment_group_stats of a fragment v whose K 16-byte words `raw` (16-bit elements) were widened into v:
-// for schemes that need only amax, from the raw words (raw_amax: half the instructions), recomputed from v by
-// fragment_stats_exact when the merged result met an infinite element. The same statistics.
-// bound as fragment_group_stats gives it.
-template <class In, class Any = own_test, class S, int K, class Frag, class Reduce>
-__device__ __forceinline__ group_stats raw_group_stats(const S& s, const ::uint4 (&raw)[K], const Frag& v, Reduce&& reduce,
-                                                       float& bound) {
+// fragment_stats of a fragment v whose K 16-byte words `raw` (16-bit elements) were widened into v: for schemes
+// that need only amax, from the raw words (raw_amax: half the instructions). The same statistics.
+template <class In, class S, int K, class Frag>
+__device__ __forceinline__ group_stats raw_fast_stats(const S& s, const ::uint4 (&raw)[K], const Frag& v) {
   if constexpr (has_raw_amax<In>()) {
     if (!needs_min_max(s)) {
       group_stats f;
       f.amax = raw_amax<In>(raw);
-      const group_stats st = reduce(f);
-      bound = st.amax;
-      return exact_if_needed<Any>(st, v, reduce);
+      return f;
     }
   }
-  return fragment_group_stats<Any>(s, v, reduce, bound);
+  return fragment_stats(s, v);
+}
+// fragment_group_stats of such a fragment, from raw_fast_stats (recomputed from v by fragment_stats_exact when
+// the merged result met an infinite element). bound as fragment_group_stats gives it.
+template <class In, class Any = own_test, class S, int K, class Frag, class Reduce>
+__device__ __forceinline__ group_stats raw_group_stats(const S& s, const ::uint4 (&raw)[K], const Frag& v, Reduce&& reduce,
+                                                       float& bound) {
+  const group_stats st = reduce(raw_fast_stats<In>(s, raw, v));
+  bound = st.amax;
+  return exact_if_needed<Any>(st, v, reduce);
 }
 
 // Whether a job rounds stochastically: a run-time flag of the run-time scheme's kernels only (a fixed
@@ -946,7 +945,8 @@ __device__ __forceinline__ void emit_chunk_on(const job<Sch, In, Out>& j, const 
 
 // Chunks each lane of rows_kernel holds in registers: a group of up to L * rows_chunks * V elements.
 constexpr int rows_chunks = 4;
-// Most lanes a group of the tile path spans: it takes the groups rows_kernel would give one or two lanes.
+// Most lanes a group of the tile path spans: it takes the groups rows_kernel would give one or two lanes
+// (lanes_for(gc, V) <= 2: at most 2 * rows_chunks chunks of V elements).
 constexpr int tile_max_lanes = 2 * rows_chunks;
 
 // One group of rows_kernel: load, statistics, parameters, emit. Full: the group is exactly L * K chunks of
@@ -1052,12 +1052,11 @@ __device__ __forceinline__ void rows_tile(const job<Sch, In, Out>& j, const S& s
     group_stats st[K];
 #pragma unroll
     for (int k = 0; k < K; ++k) {
-      st[k] = fragment_stats(s, v[k]);
-      if constexpr (one_word && has_raw_amax<In>()) {
-        if (!needs_min_max(s)) {  // the same amax from the raw words (raw_group_stats)
-          const ::uint4 word[1] = {raw[k]};
-          st[k].amax = raw_amax<In>(word);
-        }
+      if constexpr (one_word) {
+        const ::uint4 word[1] = {raw[k]};
+        st[k] = raw_fast_stats<In>(s, word, v[k]);
+      } else {
+        st[k] = fragment_stats(s, v[k]);
       }
     }
     const group_stats fast = warp_transpose_reduce<K, LMin, LMax>(s, st, lane, L);
@@ -1603,7 +1602,7 @@ status launch_rows_any(const job<Sch, In, Out>& j, int v, cudaStream_t stream) {
   // access 16 or 32 bytes per instruction (measured on an H100: fake quantize g32 at 21-29% of copy that way,
   // 78-96% as tiles). Wider groups keep L >= 4 lanes per group, which measured faster than tiles there.
   if constexpr (Sch::is_static) {
-    if (lanes_for(k.gc, v) <= 2 && k.gc <= static_cast<std::int64_t>(tile_max_lanes) * v && k.vec_in && (E == emit::packed || k.vec_out) && k.gc % v == 0 && k.gc <= warp_row &&
+    if (lanes_for(k.gc, v) <= 2 && k.vec_in && (E == emit::packed || k.vec_out) && k.gc % v == 0 && k.gc <= warp_row &&
         warp_row % k.gc == 0 && k.cols % v == 0) {
       const std::int64_t per_row = (k.cols + rows_chunks * warp_row - 1) / (rows_chunks * warp_row);
       k.lanes_log2 = log2_of(k.gc / v);
