@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <new>
 #include <map>
 #include <random>
 #include <string>
@@ -19,6 +21,27 @@ inline void set_counters(benchmark::State& st, std::int64_t elements, std::int64
   st.SetItemsProcessed(st.iterations() * elements);
   st.SetBytesProcessed(st.iterations() * bytes);
 }
+
+// An output array aligned to 64 bytes, as tensor allocators give them (PyTorch's CPU allocator aligns to 64),
+// so that the library's aligned-output paths (streaming stores) are what the benchmarks measure.
+template <class T>
+class aligned_buffer {
+ public:
+  explicit aligned_buffer(std::size_t n)
+      : n_(n), p_(static_cast<T*>(std::aligned_alloc(64, (n * sizeof(T) + 63) / 64 * 64))) {
+    if (p_ == nullptr) throw std::bad_alloc();
+    std::fill(p_, p_ + n_, T{});
+  }
+  aligned_buffer(const aligned_buffer&) = delete;
+  aligned_buffer& operator=(const aligned_buffer&) = delete;
+  ~aligned_buffer() { std::free(p_); }
+  T* data() { return p_; }
+  std::size_t size() const { return n_; }
+
+ private:
+  std::size_t n_;
+  T* p_;
+};
 
 inline std::vector<float> normal_data(std::size_t n, std::uint32_t seed = 1) {
   std::mt19937 rng(seed);

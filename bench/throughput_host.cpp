@@ -71,7 +71,7 @@ const auto int8_sym = qnum::presets::int8_sym;
 void bm_copy(benchmark::State& s) {
   const std::int64_t n = s.range(0);
   inputs& in = data(n);
-  std::vector<float> out(in.f32.size());
+  qbench::aligned_buffer<float> out(in.f32.size());
   for (auto _ : s) {
     std::memcpy(out.data(), in.f32.data(), in.f32.size() * 4);
     benchmark::DoNotOptimize(out.data());
@@ -261,7 +261,7 @@ template <class T, int GS = G>
 void bm_fake_quant(benchmark::State& s) {
   const std::int64_t n = s.range(0);
   inputs& in = data(n);
-  std::vector<T> out(static_cast<std::size_t>(n * n));
+  qbench::aligned_buffer<T> out(static_cast<std::size_t>(n * n));
   for (auto _ : s) {
     const auto st = qnum::fake_quantize(int8_sym, qnum::view<const T>(input_of<T>(in), n, n), qnum::group_size(GS),
                                         qnum::view(out.data(), n, n));
@@ -275,7 +275,7 @@ void bm_fake_quant(benchmark::State& s) {
 void bm_fake_quant_slime_bf16(benchmark::State& s) {
   const std::int64_t n = s.range(0);
   inputs& in = data(n);
-  std::vector<std::uint16_t> out(static_cast<std::size_t>(n * n));
+  qbench::aligned_buffer<std::uint16_t> out(static_cast<std::size_t>(n * n));
   for (auto _ : s) {
     const auto st = qnum::fake_quantize(qnum::presets::slime_int4_qat, qnum::view<qnum::bf16>(in.b16.data(), n, n),
                                         qnum::group_size(32), qnum::view<qnum::bf16>(out.data(), n, n));
