@@ -98,8 +98,10 @@ __device__ __forceinline__ unsigned subgroup_mask(unsigned lane) {
   return L == 32 ? 0xFFFFFFFFu : (((1u << L) - 1u) << (lane & static_cast<unsigned>(32 - L)));
 }
 
-// Every lane of the sub-group calls it and gets the merged stats. Policy = accumulate/merge: NaN and
-// +-Inf ignored, result independent of order.
+// Every lane of the sub-group calls it and gets the merged stats, the same bits on every lane: the merge is
+// qnum::detail::fast_merge (fmaxf/fminf: a NaN operand gives the other one, -0 orders below +0), so the result
+// does not depend on the order of the lanes. For statistics built by accumulate() (finite, min <= 0 <= max) it
+// equals merge()'s value.
 template <int L>
 __device__ __forceinline__ group_stats subgroup_reduce(group_stats st, unsigned lane) {
   const unsigned mask = subgroup_mask<L>(lane);
@@ -109,7 +111,7 @@ __device__ __forceinline__ group_stats subgroup_reduce(group_stats st, unsigned 
     b.amax = __shfl_xor_sync(mask, st.amax, o);
     b.min = __shfl_xor_sync(mask, st.min, o);
     b.max = __shfl_xor_sync(mask, st.max, o);
-    st = merge(st, b);
+    st = qnum::detail::fast_merge(st, b, true);
   }
   return st;
 }
