@@ -309,11 +309,19 @@ TEST_CASE("fake_quantize in place (out is the input's view) == into another buff
 }
 
 TEST_CASE("host lanes == per-element definition: an input beyond the caches (the prefetching batches)") {
-  // More than 2 MiB of fp32 input: quantize's batched path prefetches ahead (host/simd_lanes.inc).
+  // More than 2 MiB of input: the batched paths prefetch ahead (host/simd_lanes.inc).
   const shape sh{520, 1024, 1024, qnum::group_size(128)};
   const auto src = hard_data(sh.rows, sh.stride, 97);
   run_case<qnum::qint8, float, float>(qnum::presets::int8_sym, sh, src, 0.0f, "int8_sym 520x1024");
   run_case<qnum::qint4, float, float>(qnum::presets::slime_int4_qat, sh, src, 0.0f, "slime_int4_qat 520x1024");
+  // Groups of two or four vectors (g32): fake quantization's unrolled statistics, read ahead with the prefetch;
+  // bf16 in and out needs twice the rows to pass 2 MiB.
+  const shape sh32{520, 1024, 1024, qnum::group_size(32)};
+  run_case<qnum::qint8, float, float>(qnum::presets::int8_sym, sh32, src, 0.0f, "int8_sym 520x1024 g32");
+  const shape sh32b{1100, 1024, 1024, qnum::group_size(32)};
+  const auto src_b = hard_data(sh32b.rows, sh32b.stride, 98);
+  run_case<qnum::qint4, std::uint16_t, std::uint16_t>(qnum::presets::slime_int4_qat, sh32b, src_b, 0.0f,
+                                                       "slime_int4_qat bf16 1100x1024 g32");
   // fake_quantize into a 64-byte aligned fp32 output (non-temporal stores) == into an unaligned one (plain
   // stores, checked against the definition above), under every target.
   const std::size_t n = static_cast<std::size_t>(sh.rows * sh.cols);
