@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "layout_test_util.hpp"
+#include "qnum/host/simd.hpp"
+#include "qnum/layout/compressed_tensors.hpp"
 #include "qnum/layout/pack.hpp"
 #include "qnum/view.hpp"
 
@@ -204,33 +206,90 @@ TEST_CASE("dequantize_int4_word") {
   for (int k = 0; k < 8; ++k) CHECK(out[k] == 0.5f * static_cast<float>(k - 4));
 }
 
-TEST_CASE("pack_int32 4-bit rows (the 8-codes-per-word fast path): every field in place, signed and unsigned") {
-  // Every nibble value at every field position of a word, for rows whose length is a multiple of 8 (the
-  // word-at-a-time path) and one that is not (the per-field path): both must give the same fields.
-  for (const std::int64_t cols : {64, 72, 67}) {
-    const std::int64_t rows = 5;
-    std::vector<std::int8_t> s(static_cast<std::size_t>(rows * cols));
-    std::vector<std::uint8_t> u(s.size());
-    for (std::size_t i = 0; i < s.size(); ++i) {
-      const int v = static_cast<int>((i * 7 + i / 16) % 16);
-      u[i] = static_cast<std::uint8_t>(v);
-      s[i] = static_cast<std::int8_t>(v - 8);
-    }
-    const std::int64_t wpl = (cols * 4 + 31) / 32;
-    std::vector<std::uint32_t> ws(static_cast<std::size_t>(rows * wpl)), wu(ws.size());
-    REQUIRE(qnum::pack_int32(view(s.data(), rows, cols), 4, qnum::packed_dim::cols, view(ws.data(), rows, wpl)) == qnum::status::ok);
-    REQUIRE(qnum::pack_int32(view(u.data(), rows, cols), 4, qnum::packed_dim::cols, view(wu.data(), rows, wpl)) == qnum::status::ok);
-    long bad = 0;
-    for (std::int64_t r = 0; r < rows; ++r)
-      for (std::int64_t c = 0; c < cols; ++c) {
-        const std::size_t w = static_cast<std::size_t>(r * wpl + c / 8);
-        const int sh = static_cast<int>(4 * (c % 8));
-        const std::size_t i = static_cast<std::size_t>(r * cols + c);
-        bad += ((ws[w] >> sh) & 15u) != static_cast<std::uint32_t>(s[i] + 8);  // offset binary
-        bad += ((wu[w] >> sh) & 15u) != u[i];
-      }
-    CHECK(bad == 0);
+// Every host SIMD target this CPU has, and none (the per-byte loop); the caller's target is restored.
+template <class Fn>
+void each_simd_target(Fn&& fn) {
+  const simd_target saved = host_simd_target();
+  for (const simd_target t : {simd_target::none, simd_target::sse2, simd_target::avx2, simd_target::avx512, simd_target::neon}) {
+    if (!set_host_simd_target(t)) continue;
+    CAPTURE(simd_target_name(t));
+    fn();
   }
+  REQUIRE(set_host_simd_target(saved));
+}
+
+TEST_CASE("4-bit rows (the nibble-pair path, every SIMD target): every field in place, signed and unsigned") {
+  // Every nibble value at every field position of a word, rows long and short against every vector width
+  // (whole vectors, tails, odd lengths, a last word partly filled), each field checked against its definition.
+  each_simd_target([] {
+    for (const std::int64_t cols : {64, 72, 67, 8, 1, 2, 130, 255, 256, 1000, 1030}) {
+      CAPTURE(cols);
+      const std::int64_t rows = 5;
+      std::vector<std::int8_t> s(static_cast<std::size_t>(rows * cols));
+      std::vector<std::uint8_t> u(s.size());
+      for (std::size_t i = 0; i < s.size(); ++i) {
+        const int v = static_cast<int>((i * 7 + i / 16) % 16);
+        u[i] = static_cast<std::uint8_t>(v);
+        s[i] = static_cast<std::int8_t>(v - 8);
+      }
+      const std::int64_t wpl = (cols * 4 + 31) / 32;
+      std::vector<std::uint32_t> ws(static_cast<std::size_t>(rows * wpl), 0xA5A5A5A5u), wu(ws), wc(ws);
+      REQUIRE(qnum::pack_int32(view(s.data(), rows, cols), 4, qnum::packed_dim::cols, view(ws.data(), rows, wpl)) == qnum::status::ok);
+      REQUIRE(qnum::pack_int32(view(u.data(), rows, cols), 4, qnum::packed_dim::cols, view(wu.data(), rows, wpl)) == qnum::status::ok);
+      // compressed-tensors' weight from qnum's codes (two's complement nibbles): the offset-binary words
+      std::vector<std::uint8_t> tc(s.size());
+      for (std::size_t i = 0; i < s.size(); ++i) tc[i] = static_cast<std::uint8_t>(s[i] & 15);
+      REQUIRE(qnum::ct::pack_weight(view(tc.data(), rows, cols), 4, view(wc.data(), rows, wpl)) == qnum::status::ok);
+      long bad = 0;
+      for (std::int64_t r = 0; r < rows; ++r)
+        for (std::int64_t c = 0; c < 8 * wpl; ++c) {
+          const std::size_t w = static_cast<std::size_t>(r * wpl + c / 8);
+          const int sh = static_cast<int>(4 * (c % 8));
+          const std::size_t i = static_cast<std::size_t>(r * cols + c);
+          const bool in = c < cols;  // fields past the row's end are 0
+          bad += ((ws[w] >> sh) & 15u) != (in ? static_cast<std::uint32_t>(s[i] + 8) : 0u);  // offset binary
+          bad += ((wu[w] >> sh) & 15u) != (in ? u[i] : 0u);
+          bad += ((wc[w] >> sh) & 15u) != (in ? static_cast<std::uint32_t>(s[i] + 8) : 0u);
+        }
+      CHECK(bad == 0);
+      // pack_nibbles, both orders, every byte of pairs: byte j from codes 2j, 2j + 1 as pack_nibble_pair says
+      for (const nibble_order order : {nibble_order::low_first, nibble_order::high_first}) {
+        std::vector<std::uint8_t> c2(static_cast<std::size_t>(rows * cols));
+        for (std::size_t i = 0; i < c2.size(); ++i) c2[i] = static_cast<std::uint8_t>((i * 13 + i / 256) % 16);
+        const std::int64_t pb = (cols + 1) / 2;
+        std::vector<std::uint8_t> p(static_cast<std::size_t>(rows * pb), 0xA5);
+        REQUIRE(pack_nibbles(view(c2.data(), rows, cols), order, view(p.data(), rows, pb)) == status::ok);
+        long badn = 0;
+        for (std::int64_t r = 0; r < rows; ++r)
+          for (std::int64_t j = 0; j < pb; ++j) {
+            const std::size_t a = static_cast<std::size_t>(r * cols + 2 * j);
+            const std::uint32_t second = 2 * j + 1 < cols ? c2[a + 1] : 0u;
+            badn += p[static_cast<std::size_t>(r * pb + j)] != pack_nibble_pair(c2[a], second, order);
+          }
+        CHECK(badn == 0);
+      }
+    }
+  });
+}
+// A code out of range anywhere (first, middle, last element of a contiguous multi-row view) is found before
+// anything is written, by every target.
+TEST_CASE("4-bit rows: a code out of range anywhere gives code_out_of_range, nothing written") {
+  each_simd_target([] {
+    const std::int64_t rows = 3, cols = 200, wpl = 25;
+    for (const std::int64_t at : {std::int64_t{0}, rows * cols / 2 + 1, rows * cols - 1}) {
+      CAPTURE(at);
+      std::vector<std::uint8_t> u(static_cast<std::size_t>(rows * cols), 15);
+      std::vector<std::int8_t> q(u.size(), -8);
+      u[static_cast<std::size_t>(at)] = 16;
+      q[static_cast<std::size_t>(at)] = 8;
+      std::vector<std::uint32_t> w(static_cast<std::size_t>(rows * wpl), 0xA5A5A5A5u);
+      CHECK(qnum::pack_int32(view(u.data(), rows, cols), 4, qnum::packed_dim::cols, view(w.data(), rows, wpl)) == status::code_out_of_range);
+      CHECK(qnum::pack_int32(view(q.data(), rows, cols), 4, qnum::packed_dim::cols, view(w.data(), rows, wpl)) == status::code_out_of_range);
+      q[static_cast<std::size_t>(at)] = -9;
+      CHECK(qnum::pack_int32(view(q.data(), rows, cols), 4, qnum::packed_dim::cols, view(w.data(), rows, wpl)) == status::code_out_of_range);
+      CHECK(std::all_of(w.begin(), w.end(), [](std::uint32_t v) { return v == 0xA5A5A5A5u; }));
+    }
+  });
 }
 
 // ---------------------------------------------------------------------------------------------------

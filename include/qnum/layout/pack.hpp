@@ -20,6 +20,7 @@
 #include "qnum/config.hpp"
 #include "qnum/detail/bits.hpp"
 #include "qnum/detail/fp_rn.hpp"
+#include "qnum/host/simd.hpp"
 #include "qnum/status.hpp"
 #include "qnum/view.hpp"
 
@@ -133,13 +134,24 @@ QNUM_HD void dequantize_int4_word(std::uint32_t word, float scale, std::int32_t 
 
 namespace detail {
 // Whether every code of v is a signed / unsigned `bits`-bit value.
+// A line's least and greatest codes, then one test: the loop has no exit, so the compiler vectorizes it (a
+// contiguous view is one line).
 template <class T>
 inline bool codes_fit(const matrix_view<T>& v, int bits, bool is_signed) {
-  for (std::int64_t r = 0; r < v.rows; ++r)
-    for (std::int64_t c = 0; c < v.cols; ++c) {
-      const std::int32_t x = static_cast<std::int32_t>(v(r, c));
-      if (is_signed ? !signed_code_fits(x, bits) : !unsigned_code_fits(x, bits)) return false;
+  using E = std::remove_const_t<T>;
+  const bool one = v.contiguous();
+  const std::int64_t lines = one ? (v.size() > 0 ? 1 : 0) : v.rows, n = one ? v.size() : v.cols;
+  for (std::int64_t r = 0; r < lines && n > 0; ++r) {
+    const E* p = &v(r, 0);
+    E lo = p[0], hi = p[0];
+    for (std::int64_t c = 1; c < n; ++c) {
+      lo = p[c] < lo ? p[c] : lo;
+      hi = p[c] > hi ? p[c] : hi;
     }
+    const std::int32_t l = static_cast<std::int32_t>(lo), h = static_cast<std::int32_t>(hi);
+    if (is_signed ? !(signed_code_fits(l, bits) && signed_code_fits(h, bits)) : !(unsigned_code_fits(l, bits) && unsigned_code_fits(h, bits)))
+      return false;
+  }
   return true;
 }
 // Shape of the words pack_int32 writes for a rows x cols array.
@@ -157,6 +169,17 @@ inline status dense_check(int bits, packed_dim dim, const matrix_view<C>& codes,
   packed_extent(codes.rows, codes.cols, bits, dim, pr, pc);
   return check_extents(words, pr, pc);
 }
+// out[j] = the nibble pair of codes c[2j], c[2j + 1] (each ^ flip, low 4 bits; the first in the low nibble, or
+// in the high one when high_first), j < pairs: the lanes of the CPU's best instruction set, else bytes.
+inline void nibble_pair_row(const std::uint8_t* c, std::int64_t pairs, std::uint8_t flip, bool high_first, std::uint8_t* out) {
+#if QNUM_HOST_SIMD
+  if (simd::dispatch([&](auto e) { decltype(e)::nibble_pairs(c, pairs, flip, high_first, out); })) return;
+#endif
+  for (std::int64_t j = 0; j < pairs; ++j) {
+    const unsigned a = (c[2 * j] ^ flip) & 15u, b = (c[2 * j + 1] ^ flip) & 15u;
+    out[j] = static_cast<std::uint8_t>(high_first ? (a << 4) | b : a | (b << 4));
+  }
+}
 // flip: XORed into every (unsigned) field before packing: qnum's two's complement codes become offset
 // binary with flip = 2^(bits-1).
 template <class T>
@@ -168,19 +191,18 @@ inline status pack_dense_impl(const matrix_view<const T>& codes, int bits, packe
   packed_extent(rows, cols, bits, dim, pr, pc);
   if (!codes_fit(codes, bits, is_signed)) return status::code_out_of_range;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  if (sizeof(T) == 1 && bits == 4 && dim == packed_dim::cols && cols % 8 == 0) {
-    // Eight 4-bit fields per word, field i at bits 4i: the codes' low nibbles (offset-binary for signed:
-    // (v + 8) & 15 == (v & 15) ^ 8) gathered from 8 bytes with three shift-or-mask steps.
-    const std::uint64_t flip64 = is_signed ? 0x0808080808080808ull : 0x0101010101010101ull * (flip & 15u);
-    for (std::int64_t r = 0; r < rows; ++r)
-      for (std::int64_t i = 0; i < cols / 8; ++i) {
-        std::uint64_t w;
-        std::memcpy(&w, &codes(r, 8 * i), 8);
-        w = (w ^ flip64) & 0x0F0F0F0F0F0F0F0Full;
-        w = (w | (w >> 4)) & 0x00FF00FF00FF00FFull;
-        w = (w | (w >> 8)) & 0x0000FFFF0000FFFFull;
-        out(r, i) = static_cast<std::uint32_t>(w | (w >> 16));
-      }
+  if (sizeof(T) == 1 && bits == 4 && dim == packed_dim::cols) {
+    // Little-endian words of eight 4-bit fields, field i at bits 4i, are the row's nibble pairs (low nibble
+    // first) as bytes; offset-binary for signed codes: (v + 8) & 15 == (v & 15) ^ 8.
+    const std::uint8_t f = static_cast<std::uint8_t>(is_signed ? 8u : flip & 15u);
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const auto* src = reinterpret_cast<const std::uint8_t*>(&codes(r, 0));
+      auto* dst = reinterpret_cast<std::uint8_t*>(&out(r, 0));
+      nibble_pair_row(src, cols / 2, f, false, dst);
+      std::int64_t b = cols / 2;
+      if (cols % 2) dst[b++] = static_cast<std::uint8_t>((src[cols - 1] ^ f) & 15u);
+      for (; b < 4 * pc; ++b) dst[b] = 0;  // the last word's unused fields
+    }
     return status::ok;
   }
 #endif
@@ -267,7 +289,7 @@ inline status pack_nibbles(const matrix_view<const std::uint8_t>& codes, nibble_
   for (std::int64_t r = 0; r < codes.rows; ++r) {
     const std::uint8_t* c = &codes(r, 0);
     std::uint8_t* o = &out(r, 0);
-    for (std::int64_t i = 0; i < n / 2; ++i) o[i] = pack_nibble_pair(c[2 * i], c[2 * i + 1], order);
+    detail::nibble_pair_row(c, n / 2, 0, order == nibble_order::high_first, o);
     if (n % 2) o[n / 2] = pack_nibble_pair(c[n - 1], 0, order);
   }
   return status::ok;
