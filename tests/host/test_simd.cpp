@@ -274,6 +274,49 @@ TEST_CASE("host lanes == per-element definition: codes at the scale's worst roun
   }
 }
 
+// Stored scales of every kind (NaN with payloads and either sign, +-Inf, the largest finite, subnormal, +-0,
+// ordinary) times every code: the lanes take the finite scales without the NaN rule and must still give the
+// definition's bits, and the non-finite ones with it.
+template <class F, class U>
+void dequantize_special_scales(const qnum::scheme<F>& s, const char* name) {
+  const std::uint32_t scale_bits[] = {0x7FC00000u, 0x7FC00001u, 0xFFC00000u, 0x7FA00000u, 0x7F800000u, 0xFF800000u, 0x7F7FFFFFu,
+                                      0x00000001u, 0x00000000u, 0x80000000u, 0x3C010204u, 0xBF800000u};
+  const std::int64_t G = 40, groups = sizeof scale_bits / sizeof scale_bits[0], R = 3, C = G * groups;  // 40: pairs and a tail
+  std::vector<std::uint8_t> codes(static_cast<std::size_t>(R * C));
+  for (std::size_t i = 0; i < codes.size(); ++i) codes[i] = static_cast<std::uint8_t>((i * 37 + i / 256) & ((1u << F::bits) - 1u));
+  std::vector<float> scales(static_cast<std::size_t>(R * groups));
+  std::vector<std::int32_t> zeros(scales.size());
+  for (std::int64_t r = 0; r < R; ++r)
+    for (std::int64_t k = 0; k < groups; ++k) {
+      scales[static_cast<std::size_t>(r * groups + k)] = bits_to_float(scale_bits[(k + r) % groups]);
+      zeros[static_cast<std::size_t>(r * groups + k)] = s.kind == qnum::scheme_kind::asymmetric ? static_cast<std::int32_t>((k * 5 + r) % (1 << F::bits)) + F::qmin : 0;
+    }
+  std::vector<U> out(codes.size());
+  REQUIRE(qnum::dequantize(s, qnum::view<const std::uint8_t>(codes.data(), R, C), qnum::group_size(G),
+                           qnum::scale_view{scales.data(), R, groups, groups, 4}, qnum::view<const std::int32_t>(zeros.data(), R, groups),
+                           qnum::view(out.data(), R, C)) == qnum::status::ok);
+  long bad = 0;
+  for (std::int64_t r = 0; r < R; ++r)
+    for (std::int64_t c = 0; c < C; ++c) {
+      const std::size_t k = static_cast<std::size_t>(r * groups + c / G), i = static_cast<std::size_t>(r * C + c);
+      const qnum::group_params pd = qnum::detail::params_from_stored(s, float_to_bits(scales[k]), zeros[k], 0.0f);
+      const std::uint32_t want = out_bits(to_out<U>(qnum::dequantize_value(s, pd, codes[i])));
+      if (out_bits(out[i]) != want && bad++ < 3)
+        std::printf("%s out=%s scale 0x%08X code %u: got 0x%X want 0x%X\n", name, sizeof(U) == 4 ? "fp32" : "bf16",
+                    float_to_bits(scales[k]), codes[i], out_bits(out[i]), want);
+    }
+  CHECK_MESSAGE(bad == 0, name);
+}
+
+TEST_CASE("dequantize with NaN, Inf, huge, subnormal and zero scales: lanes == definition, every target") {
+  each_target([](qnum::simd_target) {
+    dequantize_special_scales<qnum::qint8, std::uint16_t>(qnum::presets::int8_sym, "int8_sym");
+    dequantize_special_scales<qnum::qint8, float>(qnum::presets::int8_sym, "int8_sym");
+    dequantize_special_scales<qnum::qint4, std::uint16_t>(qnum::asymmetric<qnum::qint4>(), "int4 asymmetric");
+    dequantize_special_scales<qnum::quint8, std::uint16_t>(qnum::asymmetric<qnum::quint8>(), "uint8 asymmetric");
+  });
+}
+
 TEST_CASE("fake_quantize in place (out is the input's view) == into another buffer, every target") {
   // The batched path reads a batch's maxima one batch ahead of its codes: in place it must still read each
   // element before it is overwritten. Partial overlaps are not supported (docs/policies.md).
@@ -371,7 +414,9 @@ TEST_CASE("host lanes == per-element definition: float formats, divide and multi
 }
 
 template <class Residual>
-void grad_case(std::size_t n, std::size_t gs, qnum::scale_timing timing, std::uint64_t seed) {
+void grad_case(std::size_t n, std::size_t gs, qnum::scale_timing timing, std::uint64_t seed, bool overflow = false) {
+  // overflow: residuals 0 and step 0 finite and small, later steps with +-3.4e38 in places (finite in fp32, beyond bf16's
+  // largest): under a delayed scale those clamp, and their residuals round past bf16's range (satfinite).
   // Three steps of quantize_gradient_int8 (lanes where the build has them) against the per-element
   // quantize_grad_element loop written out here: codes, residual bits, states, status.
   qnum::dynamic_scale_config cfg;
@@ -384,14 +429,20 @@ void grad_case(std::size_t n, std::size_t gs, qnum::scale_timing timing, std::ui
   std::vector<qnum::dynamic_scale_state> st(groups), ref_st(groups);
   std::vector<std::int8_t> codes(n), ref_codes(n);
   for (std::size_t i = 0; i < n; ++i) {  // a user's residual buffer may hold anything: +-Inf, NaN, huge
-    const float v = i % 97 == 3 ? qtest::from_bits(0x7F800000u) : i % 89 == 5 ? qtest::from_bits(0xFF800000u)
+    float v = i % 97 == 3 ? qtest::from_bits(0x7F800000u) : i % 89 == 5 ? qtest::from_bits(0xFF800000u)
                   : i % 83 == 1 ? qtest::from_bits(0x7FC00000u) : i % 79 == 2 ? -3.3e38f : 0.0f;
+    if (overflow) v = 0.0f;
     qnum::store_residual(res.data(), i, v);
     qnum::store_residual(ref_res.data(), i, v);
   }
   long bad = 0;
   for (int step = 0; step < 3; ++step) {
-    const auto g = hard_data(1, static_cast<std::int64_t>(n), seed + static_cast<std::uint64_t>(step));
+    auto g = hard_data(1, static_cast<std::int64_t>(n), seed + static_cast<std::uint64_t>(step));
+    if (overflow)
+      for (std::size_t i = 0; i < n; ++i) {
+        if (!std::isfinite(g[i]) || std::fabs(g[i]) > 8.0f) g[i] = 1.5f;
+        if (step > 0 && i % 61 == 7) g[i] = i % 2 ? -3.4e38f : 3.4e38f;
+      }
     const std::int64_t n64 = static_cast<std::int64_t>(n);
     const qnum::status got = qnum::quantize_gradient_int8(
         qnum::view(g.data(), n64), call_gs == 0 ? qnum::per_tensor() : qnum::group_size(static_cast<std::int64_t>(call_gs)),
@@ -441,6 +492,8 @@ TEST_CASE("INT8 gradient quantizer with error feedback: lanes == per-element def
       grad_case<float>(999, 37, timing, 7);
       grad_case<std::uint16_t>(4096, 128, timing, 8);
       grad_case<std::uint16_t>(77, 7, timing, 9);
+      grad_case<std::uint16_t>(1000, 0, timing, 10, true);
+      grad_case<float>(1000, 0, timing, 11, true);
     }
   });
 }
