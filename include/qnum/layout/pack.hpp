@@ -175,10 +175,8 @@ inline void nibble_pair_row(const std::uint8_t* c, std::int64_t pairs, std::uint
 #if QNUM_HOST_SIMD
   if (simd::dispatch([&](auto e) { decltype(e)::nibble_pairs(c, pairs, flip, high_first, out); })) return;
 #endif
-  for (std::int64_t j = 0; j < pairs; ++j) {
-    const unsigned a = (c[2 * j] ^ flip) & 15u, b = (c[2 * j + 1] ^ flip) & 15u;
-    out[j] = static_cast<std::uint8_t>(high_first ? (a << 4) | b : a | (b << 4));
-  }
+  const nibble_order order = high_first ? nibble_order::high_first : nibble_order::low_first;
+  for (std::int64_t j = 0; j < pairs; ++j) out[j] = pack_nibble_pair(c[2 * j] ^ flip, c[2 * j + 1] ^ flip, order);
 }
 // flip: XORed into every (unsigned) field before packing: qnum's two's complement codes become offset
 // binary with flip = 2^(bits-1).
