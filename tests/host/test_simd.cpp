@@ -274,6 +274,53 @@ TEST_CASE("host lanes == per-element definition: codes at the scale's worst roun
   }
 }
 
+// Groups whose elements sit at and next to the ties (k + 1/2) s of x / s, with code scales s from 2^-77 to 2^63:
+// the batched path divides by the FMA-corrected quotient (divide_bounded_lanes) where 2^-64 <= s <= 2^64 and by
+// the division elsewhere, and both must round every tie to the definition's code (ties to even, x / s exact).
+template <class F>
+void division_ties(const qnum::scheme<F>& s, const char* name) {
+  std::uint64_t st = 17;
+  auto next = [&st] {
+    st = st * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<std::uint32_t>(st >> 33);
+  };
+  const std::int64_t rows = 48, cols = 128;
+  std::vector<float> src(static_cast<std::size_t>(rows * 160));
+  const int qmax = F::qmax;
+  for (std::int64_t g = 0; g < rows * 160 / 32; ++g) {
+    const float amax = std::ldexp(1.0f + static_cast<float>(next() % 8388608u) / 8388608.0f, static_cast<int>(next() % 141) - 70);
+    qnum::group_stats gs;
+    qnum::accumulate(gs, amax);
+    const float sc = qnum::compute_params(s, gs).code_scale;
+    float* x = &src[static_cast<std::size_t>(g * 32)];
+    x[0] = next() % 2 ? amax : -amax;
+    for (int i = 1; i < 32; ++i) {
+      const int k = static_cast<int>(next() % static_cast<std::uint32_t>(2 * qmax)) - qmax;  // k + 1/2 in (-qmax, qmax)
+      float t = static_cast<float>((k + 0.5) * static_cast<double>(sc));
+      switch (next() % 3) {
+        case 0: t = std::nextafter(t, 0.0f); break;
+        case 1: t = std::nextafter(t, 2.0f * t); break;
+        default: break;
+      }
+      x[i] = std::fabs(t) <= amax ? t : 0.0f;
+    }
+  }
+  for (const shape& sh : {shape{rows, cols, cols, qnum::group_size(32)}, shape{rows, cols, cols, qnum::group_size(128)},
+                          shape{rows, cols, 160, qnum::group_size(32)}, shape{rows, 160, 160, qnum::group_size(64)}}) {
+    run_case<F, float, float>(s, sh, src, 0.0f, name);
+    run_case<F, std::uint16_t, std::uint16_t>(s, sh, src, 0.0f, name);
+  }
+}
+
+TEST_CASE("host lanes == per-element definition: ties of x / s across the divisor's range (the batched division)") {
+  using qnum::dtype;
+  division_ties(qnum::presets::int8_sym, "int8_sym ties");
+  division_ties(qnum::presets::int8_sym.stored_as(dtype::bf16), "int8_sym bf16 scale ties");
+  division_ties(qnum::symmetric_full<qnum::qint8>(), "int8 full ties");
+  division_ties(qnum::presets::slime_int4_qat, "slime int4 ties");
+  division_ties(qnum::symmetric_restricted<qnum::qint4>().stored_as(dtype::bf16), "int4 bf16 scale ties");
+}
+
 // Stored scales of every kind (NaN with payloads and either sign, +-Inf, the largest finite, subnormal, +-0,
 // ordinary) times every code: the lanes take the finite scales without the NaN rule and must still give the
 // definition's bits, and the non-finite ones with it.

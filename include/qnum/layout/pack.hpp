@@ -172,11 +172,12 @@ inline status dense_check(int bits, packed_dim dim, const matrix_view<C>& codes,
 // out[j] = the nibble pair of codes c[2j], c[2j + 1] (each ^ flip, low 4 bits; the first in the low nibble, or
 // in the high one when high_first), j < pairs: the lanes of the CPU's best instruction set, else bytes.
 inline void nibble_pair_row(const std::uint8_t* c, std::int64_t pairs, std::uint8_t flip, bool high_first, std::uint8_t* out) {
+  std::int64_t j = 0;  // the pairs the lanes wrote (whole vectors)
 #if QNUM_HOST_SIMD
-  if (simd::dispatch([&](auto e) { decltype(e)::nibble_pairs(c, pairs, flip, high_first, out); })) return;
+  simd::dispatch([&](auto e) { j = decltype(e)::nibble_pairs(c, pairs, flip, high_first, out); });
 #endif
   const nibble_order order = high_first ? nibble_order::high_first : nibble_order::low_first;
-  for (std::int64_t j = 0; j < pairs; ++j) out[j] = pack_nibble_pair(c[2 * j] ^ flip, c[2 * j + 1] ^ flip, order);
+  for (; j < pairs; ++j) out[j] = pack_nibble_pair(c[2 * j] ^ flip, c[2 * j + 1] ^ flip, order);
 }
 // flip: XORed into every (unsigned) field before packing: qnum's two's complement codes become offset
 // binary with flip = 2^(bits-1).
