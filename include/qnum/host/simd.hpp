@@ -25,7 +25,9 @@
 //
 // How the bits stay the same:
 //   - x / s and x * inv are single IEEE operations in vector registers (divps/mulps), followed by a
-//     register barrier so that -ffp-contract=fast cannot fuse them with the next add;
+//     register barrier so that -ffp-contract=fast cannot fuse them with the next add; in the batched groups of
+//     the AVX-512 target x / s may instead be RN(x * RN(1/s)) corrected by two FMAs (Markstein): the correctly
+//     rounded quotient wherever the lanes take it (detail::divide_bounded's contract), so the same codes;
 //   - after the clamp |v| <= 2^9, so round-to-nearest-even is (v + 1.5*2^23) - 1.5*2^23, read from the
 //     sum's bits, or the conversion instruction (cvtps2dq, fcvtns) (both exact for |v| < 2^22 in the default
 //     rounding mode, the mode every host path assumes); integer codes of whole-row groups are narrowed to
