@@ -86,6 +86,11 @@ QNUM_HD float fma_rn(float a, float b, float c) {  // fl(a * b + c), one roundin
 //     (both saturate: +-Inf where x / b or x * y overflows), or both NaN (x NaN).
 // Outside that range of b it is div_rn. The same operations on host and device (all correctly rounded), so
 // tests/test_divide.cpp checks the definition on the CPU and tests/gpu/test_divide_device.cu on a GPU.
+// The divisor's fast range, [divisor_fast_min, divisor_fast_max] in magnitude, and the largest |x * y| that
+// divide_bounded serves (bounded_quotients); the host lanes test the same values for a batch of groups.
+constexpr float divisor_fast_min = 0x1p-64f;
+constexpr float divisor_fast_max = 0x1p64f;
+constexpr float bounded_quotient_max = 0x1p126f;
 struct divisor {
   float b = 1.0f;
   float y = 1.0f;
@@ -97,7 +102,7 @@ QNUM_HD divisor make_divisor_from(float b, float y) {
   d.b = b;
   d.y = y;
   const float ab = b < 0.0f ? -b : b;
-  d.fast = ab >= 0x1p-64f && ab <= 0x1p64f;
+  d.fast = ab >= divisor_fast_min && ab <= divisor_fast_max;
   return d;
 }
 QNUM_HD divisor make_divisor(float b) { return make_divisor_from(b, div_rn(1.0f, b)); }
@@ -119,7 +124,7 @@ QNUM_HD float divide(const divisor& d, float x) { return d.fast ? divide_fast(d,
 // x * y and the residual are finite and divide_fast's clamp cannot act.
 QNUM_HD bool bounded_quotients(const divisor& d, float bound) {
   const float ay = d.y < 0.0f ? -d.y : d.y;
-  return d.fast && bound <= flt_max && mul_rn(bound, ay) <= 0x1p126f;
+  return d.fast && bound <= flt_max && mul_rn(bound, ay) <= bounded_quotient_max;
 }
 // divide_fast(d, x) for |x| within a bound that bounded_quotients(d, bound) accepts (a NaN x gives NaN, as
 // divide_fast): the same bits without the clamp, two instructions fewer.

@@ -241,10 +241,10 @@ inline status unpack_dense_impl(const matrix_view<const std::uint32_t>& words, i
       auto* dst = reinterpret_cast<std::uint8_t*>(&out(r, 0));
       const std::int64_t pairs = cols / 2;
       for (std::int64_t j = 0; j < pairs; ++j) {
-        dst[2 * j] = static_cast<std::uint8_t>((src[j] & 15u) - sub);
-        dst[2 * j + 1] = static_cast<std::uint8_t>((src[j] >> 4) - sub);
+        dst[2 * j] = static_cast<std::uint8_t>(unpack_nibble(src[j], 0, nibble_order::low_first) - sub);
+        dst[2 * j + 1] = static_cast<std::uint8_t>(unpack_nibble(src[j], 1, nibble_order::low_first) - sub);
       }
-      if (cols % 2) dst[cols - 1] = static_cast<std::uint8_t>((src[pairs] & 15u) - sub);
+      if (cols % 2) dst[cols - 1] = static_cast<std::uint8_t>(unpack_nibble(src[pairs], 0, nibble_order::low_first) - sub);
     }
     return status::ok;
   }
