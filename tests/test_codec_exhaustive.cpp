@@ -59,8 +59,8 @@ TEST_CASE("round_to_int equals nearbyint on every float below 2^31") {
 
 #if QNUM_HOST_SIMD
 // The host fast path's lanes (host/simd.hpp) against the per-element codec, which the cases
-// below hold to CUDA: float element codes (RNE, satfinite), the bf16 output rounding (overflow to Inf)
-// the bf16 residual rounding (satfinite) and the
+// below hold to CUDA: float element codes (RNE, satfinite), the bf16 output rounding (overflow to Inf;
+// also by AVX512-BF16's conversion where the CPU has it), the bf16 residual rounding (satfinite) and the
 // fp16 rounding of GGUF scales (non-NaN inputs), under every instruction set this CPU has (the scalar
 // references are computed once per block and compared with each target's lanes).
 TEST_CASE("host SIMD lanes: e4m3/e5m2/e2m1 codes, bf16 rounding (nosat, satfinite) and fp16 rounding equal the codec on all 2^32 inputs, every target") {
@@ -71,10 +71,12 @@ TEST_CASE("host SIMD lanes: e4m3/e5m2/e2m1 codes, bf16 rounding (nosat, satfinit
   struct buffers {  // one set per thread, reused for every block
     std::vector<float> x = std::vector<float>(block);
     std::vector<std::uint8_t> ra = std::vector<std::uint8_t>(block), re = ra, rf = ra, a = ra, e = ra, f = ra;
-    std::vector<std::uint16_t> rh = std::vector<std::uint16_t>(block), rs = rh, rp = rh, h = rh, hs = rh, hp = rh;
+    std::vector<std::uint16_t> rh = std::vector<std::uint16_t>(block), rs = rh, rp = rh, h = rh, hs = rh, hp = rh, hc = rh;
   };
-  // The lanes of target t over b.x into b.a, b.e, b.f, b.h, b.hs, b.hp.
-  auto run_lanes = [](qnum::simd_target t, buffers& b) {
+  const bool convert = qnum::detail::simd::cpu_has_bf16_convert();
+  // The lanes of target t over b.x into b.a, b.e, b.f, b.h, b.hs, b.hp, and b.hc (the bf16 rounding by
+  // AVX512-BF16's conversion where the CPU has it and the target uses it, else the same as b.h).
+  auto run_lanes = [convert](qnum::simd_target t, buffers& b) {
     auto run = [&](auto eng) {
       using E = decltype(eng);
       E::template encode_row<qnum::fp8_e4m3>(b.x.data(), block, b.a.data());
@@ -82,6 +84,7 @@ TEST_CASE("host SIMD lanes: e4m3/e5m2/e2m1 codes, bf16 rounding (nosat, satfinit
       E::template encode_row<qnum::fp4_e2m1>(b.x.data(), block, b.f.data());
       E::bf16_row(b.x.data(), block, b.h.data(), false);
       E::bf16_row(b.x.data(), block, b.hs.data(), true);
+      E::bf16_row(b.x.data(), block, b.hc.data(), false, convert);
       E::fp16_row(b.x.data(), block, b.hp.data());  // defined for non-NaN inputs
     };
     switch (t) {
@@ -112,7 +115,7 @@ TEST_CASE("host SIMD lanes: e4m3/e5m2/e2m1 codes, bf16 rounding (nosat, satfinit
       run_lanes(t, b);
       for (std::size_t k = 0; k < static_cast<std::size_t>(block); ++k) {
         const bool ok = b.a[k] == b.ra[k] && b.e[k] == b.re[k] && b.f[k] == b.rf[k] && b.h[k] == b.rh[k] &&
-                        b.hs[k] == b.rs[k] && (b.hp[k] == b.rp[k] || std::isnan(b.x[k]));
+                        b.hc[k] == b.rh[k] && b.hs[k] == b.rs[k] && (b.hp[k] == b.rp[k] || std::isnan(b.x[k]));
         if (!ok && print && bad == 0)
           std::printf("host lanes (%s): mismatch at 0x%08x\n", qnum::simd_target_name(t), static_cast<unsigned>(u0 + k));
         bad += !ok;

@@ -14,11 +14,13 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "qnum/train/dynamic_scale.hpp"
 #include "qnum/layout/gguf.hpp"
+#include "qnum/layout/pack.hpp"
 #include "qnum/presets.hpp"
 #include "qnum/quantize.hpp"
 #include "qnum/quantize_tensor.hpp"
@@ -80,15 +82,35 @@ std::vector<qnum::simd_target> targets() {
   qnum::set_host_simd_target(saved);
   return v;
 }
+// AVX-512 runs twice where the CPU has AVX512-BF16: with its bf16 conversion (the default there), then with
+// the lanes' integer rounding.
 template <class Fn>
 void each_target(Fn&& fn) {
   const qnum::simd_target saved = qnum::host_simd_target();
+#if QNUM_HOST_SIMD
+  const bool convert = qnum::detail::simd::bf16_convert();
+#endif
   for (qnum::simd_target t : targets()) {
     REQUIRE(qnum::set_host_simd_target(t));
-    const std::string target_name = qnum::simd_target_name(t);
-    CAPTURE(target_name);
-    fn(t);
+    for (int pass = 0; pass < 2; ++pass) {
+      std::string target_name = qnum::simd_target_name(t);
+#if QNUM_HOST_SIMD
+      if (t == qnum::simd_target::avx512 && qnum::detail::simd::cpu_has_bf16_convert()) {
+        REQUIRE(qnum::detail::simd::set_bf16_convert(pass == 0));
+        target_name += pass == 0 ? " (bf16 conversion)" : " (integer bf16 rounding)";
+      } else if (pass == 1) {
+        break;
+      }
+#else
+      if (pass == 1) break;
+#endif
+      CAPTURE(target_name);
+      fn(t);
+    }
   }
+#if QNUM_HOST_SIMD
+  REQUIRE(qnum::detail::simd::set_bf16_convert(convert));
+#endif
   REQUIRE(qnum::set_host_simd_target(saved));
 }
 
@@ -461,9 +483,12 @@ TEST_CASE("host lanes == per-element definition: float formats, divide and multi
 }
 
 template <class Residual>
-void grad_case(std::size_t n, std::size_t gs, qnum::scale_timing timing, std::uint64_t seed, bool overflow = false) {
+void grad_case(std::size_t n, std::size_t gs, qnum::scale_timing timing, std::uint64_t seed, bool overflow = false,
+               float magnify = 1.0f) {
   // overflow: residuals 0 and step 0 finite and small, later steps with +-3.4e38 in places (finite in fp32, beyond bf16's
   // largest): under a delayed scale those clamp, and their residuals round past bf16's range (satfinite).
+  // magnify: the same finite data times magnify (1.25e37: |g| up to 1e38, scales past 2^126, where the lanes
+  // store bf16 residuals by the full rule), with +-3.4e38 in places.
   // Three steps of quantize_gradient_int8 (lanes where the build has them) against the per-element
   // quantize_grad_element loop written out here: codes, residual bits, states, status.
   qnum::dynamic_scale_config cfg;
@@ -485,10 +510,11 @@ void grad_case(std::size_t n, std::size_t gs, qnum::scale_timing timing, std::ui
   long bad = 0;
   for (int step = 0; step < 3; ++step) {
     auto g = hard_data(1, static_cast<std::int64_t>(n), seed + static_cast<std::uint64_t>(step));
-    if (overflow)
+    if (overflow || magnify != 1.0f)
       for (std::size_t i = 0; i < n; ++i) {
         if (!std::isfinite(g[i]) || std::fabs(g[i]) > 8.0f) g[i] = 1.5f;
-        if (step > 0 && i % 61 == 7) g[i] = i % 2 ? -3.4e38f : 3.4e38f;
+        g[i] *= magnify;
+        if ((step > 0 || magnify != 1.0f) && i % 61 == 7) g[i] = i % 2 ? -3.4e38f : 3.4e38f;
       }
     const std::int64_t n64 = static_cast<std::int64_t>(n);
     const qnum::status got = qnum::quantize_gradient_int8(
@@ -541,6 +567,9 @@ TEST_CASE("INT8 gradient quantizer with error feedback: lanes == per-element def
       grad_case<std::uint16_t>(77, 7, timing, 9);
       grad_case<std::uint16_t>(1000, 0, timing, 10, true);
       grad_case<float>(1000, 0, timing, 11, true);
+      grad_case<std::uint16_t>(1000, 0, timing, 12, false, 1.25e37f);
+      grad_case<std::uint16_t>(4096, 256, timing, 13, false, 1.25e37f);
+      grad_case<float>(1000, 0, timing, 14, false, 1.25e37f);
     }
   });
 }
@@ -715,6 +744,50 @@ std::vector<float> gguf_hard_blocks(std::int64_t nblocks, std::uint64_t seed) {
     }
   }
   return x;
+}
+
+// The range check of one-byte codes (layout/pack.hpp's codes_fit: the lanes' byte_range) against a plain loop:
+// int8 and uint8 codes in range for `bits` with at most one code outside it, at every position of rows 1 to 200
+// long and a few longer ones, one line (contiguous) or strided rows, every target.
+TEST_CASE("range check of one-byte codes (packers): lanes == plain loop, every target") {
+  auto run = [](auto tag) {
+    using E = decltype(tag);
+    constexpr bool sgn = std::is_signed<E>::value;
+    std::mt19937 rng(sgn ? 31 : 32);
+    long bad = 0, cases = 0;
+    for (int bits : {1, 2, 4, 7, 8}) {
+      const int lo = sgn ? -(1 << (bits - 1)) : 0, hi = sgn ? (1 << (bits - 1)) - 1 : (1 << bits) - 1;
+      for (std::int64_t n : {1, 2, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 127, 128, 129, 200, 1030}) {
+        for (std::int64_t rows : {1, 3}) {
+          const std::int64_t stride = rows == 1 ? n : n + 5;
+          std::vector<E> c(static_cast<std::size_t>(rows * stride), E{});
+          for (auto& v : c) v = static_cast<E>(lo + static_cast<int>(static_cast<std::uint32_t>(rng()) % static_cast<std::uint32_t>(hi - lo + 1)));
+          for (std::int64_t at = -1; at < rows * n; at += (n > 200 ? 37 : 1)) {
+            const std::size_t k = at < 0 ? 0 : static_cast<std::size_t>((at / n) * stride + at % n);
+            const E saved = c[k];
+            int out_of_range = 0;
+            if (at >= 0) {  // one code just outside the range, or far outside it, alternately; or none when bits is 8
+              const int v = (at % 2) ? (sgn ? hi + 1 + static_cast<int>(static_cast<std::uint32_t>(rng()) % 64) : hi + 1) : (sgn ? lo - 1 : hi + 1 + static_cast<int>(static_cast<std::uint32_t>(rng()) % 200));
+              if (v < std::numeric_limits<E>::min() || v > std::numeric_limits<E>::max()) continue;
+              c[k] = static_cast<E>(v);
+              out_of_range = 1;
+            }
+            const auto view = qnum::view<const E>(c.data(), rows, n, stride);
+            const bool got = qnum::detail::codes_fit(view, bits, sgn);
+            bad += got != (out_of_range == 0);
+            ++cases;
+            c[k] = saved;
+          }
+        }
+      }
+    }
+    CHECK(bad == 0);
+    CHECK(cases > 10000);
+  };
+  each_target([&](qnum::simd_target) {
+    run(std::int8_t{});
+    run(std::uint8_t{});
+  });
 }
 
 TEST_CASE("GGUF Q8_0/Q4_0/Q4_1 writers: lanes == block definitions, every target") {

@@ -34,7 +34,9 @@
 //     bytes by saturating packs of values already in range;
 //   - float element codes are rounded on the bit pattern (add half-ulp-minus-one plus the lsb, as the
 //     generic codec does), subnormal codes as round(|v| * 2^k) with an exact power-of-two multiply;
-//   - bf16 output is RNE on the bit pattern, NaN -> 0x7FC0, overflow -> Inf (to_bf16's rules);
+//   - bf16 output is RNE on the bit pattern, NaN -> 0x7FC0, overflow -> Inf (to_bf16's rules); on CPUs with
+//     AVX512-BF16 the AVX-512 target converts values known to be neither NaN nor subnormal (fake quantization
+//     and integer dequantization with a group scale >= 2^-126) by vcvtne2ps2bf16, which rounds them the same;
 //   - statistics use max/min without NaN operands (non-finite lanes are zeroed first), whose result does not
 //     depend on the order of the lanes except for the sign of a zero, which finish() fixes;
 //   - GGUF: x86's truncating conversion (cvttps2dq) is what ggml's (int8_t) cast compiles to; roundf is
@@ -162,6 +164,28 @@ QNUM_END_NAMESPACE
 QNUM_BEGIN_NAMESPACE
 namespace detail {
 namespace simd {
+
+// AVX512-BF16's fp32 -> bf16 conversion (vcvtne2ps2bf16), which the AVX-512 lanes use for bf16 outputs known
+// to be neither NaN nor subnormal: there it gives to_bf16's words (RNE; it takes subnormal inputs as zero).
+// On where the CPU has it; the tests turn it off to run the lanes' integer rounding on such CPUs too.
+inline bool cpu_has_bf16_convert() {
+#if defined(__x86_64__) && (QNUM_HOST_SIMD_TARGETS & 4)
+  return __builtin_cpu_supports("avx512bf16") != 0;
+#else
+  return false;
+#endif
+}
+inline std::atomic<bool>& bf16_convert_slot() {
+  static std::atomic<bool> on{cpu_has_bf16_convert()};
+  return on;
+}
+inline bool bf16_convert() { return bf16_convert_slot().load(std::memory_order_relaxed); }
+// Use the conversion (where the CPU has it: false otherwise) or not, from now on.
+inline bool set_bf16_convert(bool on) {
+  if (on && !cpu_has_bf16_convert()) return false;
+  bf16_convert_slot().store(on, std::memory_order_relaxed);
+  return true;
+}
 
 #if defined(__x86_64__)
 #if QNUM_HOST_SIMD_TARGETS & 1

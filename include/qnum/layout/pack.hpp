@@ -141,6 +141,20 @@ inline bool codes_fit(const matrix_view<T>& v, int bits, bool is_signed) {
   using E = std::remove_const_t<T>;
   const bool one = v.contiguous();
   const std::int64_t lines = one ? (v.size() > 0 ? 1 : 0) : v.rows, n = one ? v.size() : v.cols;
+#if QNUM_HOST_SIMD
+  if constexpr (sizeof(E) == 1) {  // one-byte codes: the lanes' byte range (offset 0x80 orders signed bytes)
+    const std::uint8_t flip = std::is_signed<E>::value ? 0x80 : 0;
+    bool fits = true, lanes = false;
+    for (std::int64_t r = 0; r < lines && n > 0 && fits; ++r) {
+      std::uint8_t lo = 0, hi = 0;
+      lanes = simd::dispatch([&](auto e) { decltype(e)::byte_range(reinterpret_cast<const std::uint8_t*>(&v(r, 0)), n, flip, lo, hi); });
+      if (!lanes) break;
+      const std::int32_t l = static_cast<E>(static_cast<std::uint8_t>(lo ^ flip)), h = static_cast<E>(static_cast<std::uint8_t>(hi ^ flip));
+      fits = is_signed ? signed_code_fits(l, bits) && signed_code_fits(h, bits) : unsigned_code_fits(l, bits) && unsigned_code_fits(h, bits);
+    }
+    if (lanes || !fits) return fits;
+  }
+#endif
   for (std::int64_t r = 0; r < lines && n > 0; ++r) {
     const E* p = &v(r, 0);
     E lo = p[0], hi = p[0];
