@@ -139,6 +139,9 @@ namespace detail {
 template <class T>
 inline bool codes_fit(const matrix_view<T>& v, int bits, bool is_signed) {
   using E = std::remove_const_t<T>;
+  auto fit = [&](std::int32_t l, std::int32_t h) {
+    return is_signed ? signed_code_fits(l, bits) && signed_code_fits(h, bits) : unsigned_code_fits(l, bits) && unsigned_code_fits(h, bits);
+  };
   const bool one = v.contiguous();
   const std::int64_t lines = one ? (v.size() > 0 ? 1 : 0) : v.rows, n = one ? v.size() : v.cols;
 #if QNUM_HOST_SIMD
@@ -150,7 +153,7 @@ inline bool codes_fit(const matrix_view<T>& v, int bits, bool is_signed) {
       lanes = simd::dispatch([&](auto e) { decltype(e)::byte_range(reinterpret_cast<const std::uint8_t*>(&v(r, 0)), n, flip, lo, hi); });
       if (!lanes) break;
       const std::int32_t l = static_cast<E>(static_cast<std::uint8_t>(lo ^ flip)), h = static_cast<E>(static_cast<std::uint8_t>(hi ^ flip));
-      fits = is_signed ? signed_code_fits(l, bits) && signed_code_fits(h, bits) : unsigned_code_fits(l, bits) && unsigned_code_fits(h, bits);
+      fits = fit(l, h);
     }
     if (lanes || !fits) return fits;
   }
@@ -162,9 +165,7 @@ inline bool codes_fit(const matrix_view<T>& v, int bits, bool is_signed) {
       lo = p[c] < lo ? p[c] : lo;
       hi = p[c] > hi ? p[c] : hi;
     }
-    const std::int32_t l = static_cast<std::int32_t>(lo), h = static_cast<std::int32_t>(hi);
-    if (is_signed ? !(signed_code_fits(l, bits) && signed_code_fits(h, bits)) : !(unsigned_code_fits(l, bits) && unsigned_code_fits(h, bits)))
-      return false;
+    if (!fit(static_cast<std::int32_t>(lo), static_cast<std::int32_t>(hi))) return false;
   }
   return true;
 }
