@@ -182,6 +182,23 @@ void bm_quantize_pack(benchmark::State& s) {
   }
   qbench::set_counters(s, n * n, n * n * sizeof(T) + n * n / 2 + n * n / G * 4);
 }
+// The same words and scales by ct::quantize_pack_weight: no [n, n] codes between the two steps.
+template <class T>
+void bm_quantize_pack_fused(benchmark::State& s) {
+  const std::int64_t n = s.range(0);
+  inputs& in = data(n);
+  std::vector<float> scales(static_cast<std::size_t>(n * n / G));
+  const qnum::extent pe = qnum::pack_int32_shape(n, n, 4, qnum::packed_dim::cols);
+  std::vector<std::uint32_t> packed(static_cast<std::size_t>(pe.rows * pe.cols));
+  for (auto _ : s) {
+    const auto st = qnum::ct::quantize_pack_weight(qnum::presets::ct_w4a16_sym, qnum::view<const T>(input_of<T>(in), n, n),
+                                                   G, qnum::view(packed.data(), pe.rows, pe.cols), qnum::scales_of(scales.data(), n, n / G));
+    if (st != qnum::status::ok) s.SkipWithError("quantize_pack_weight failed");
+    benchmark::DoNotOptimize(packed.data());
+    benchmark::ClobberMemory();
+  }
+  qbench::set_counters(s, n * n, n * n * sizeof(T) + n * n / 2 + n * n / G * 4);
+}
 template <class T>
 void bm_scalar_quantize_pack(benchmark::State& s) {
   const std::int64_t n = s.range(0);
@@ -366,6 +383,7 @@ void reg_typed(const std::vector<std::int64_t>& sizes) {
   reg("quantize_int8_g128_" + t, bm_quantize<T, runtime_int8, G>, sizes);
   reg("scalar_quantize_int8_g128_" + t, bm_scalar_quantize<T>, sizes);
   reg("quantize_pack_w4a16_" + t, bm_quantize_pack<T>, sizes);
+  reg("quantize_pack_w4a16_fused_" + t, bm_quantize_pack_fused<T>, sizes);
   reg("scalar_quantize_pack_w4a16_" + t, bm_scalar_quantize_pack<T>, sizes);
   reg("dequantize_int8_g128_to_" + t, bm_dequantize<T>, sizes);
   reg("scalar_dequantize_int8_g128_to_" + t, bm_scalar_dequantize<T>, sizes);

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "qnum/host/simd.hpp"
 #include "qnum/random.hpp"
 #include "qnum/status.hpp"
 #include "qnum/view.hpp"
@@ -118,6 +119,19 @@ void check_strided_unpack(const std::vector<std::uint32_t>& want, std::int64_t p
   REQUIRE(unpack(qnum::view(ws.data(), pr, pc, os), qnum::view(back.data(), n, k, is)) == qnum::status::ok);
   CHECK(gather(back, n, k, is) == q);
   CHECK(padding_holds(back, n, k, is, Q{0x5A}));
+}
+
+// Every host SIMD target this CPU has, and none (the per-element loops); the caller's target is restored.
+template <class Fn>
+void each_simd_target(Fn&& fn) {
+  using qnum::simd_target;
+  const simd_target saved = qnum::host_simd_target();
+  for (const simd_target t : {simd_target::none, simd_target::sse2, simd_target::avx2, simd_target::avx512, simd_target::neon}) {
+    if (!qnum::set_host_simd_target(t)) continue;
+    CAPTURE(qnum::simd_target_name(t));
+    fn();
+  }
+  REQUIRE(qnum::set_host_simd_target(saved));
 }
 
 // Every shape one row or one column off [rows, cols], and [rows, cols] itself.

@@ -3,14 +3,22 @@
 // points, bad input statuses, views (exact shapes, row strides), and golden vectors from compressed-tensors'
 // own PackedQuantizationCompressor.compress (W4A16 g32 sym, g128 asym), recorded in
 // tests/data/layouts_golden.txt by tools/gen_golden.py --only layouts. The dense packing it is built on
-// (pack_to_int32) is tested in test_pack.cpp.
+// (pack_to_int32) is tested in test_pack.cpp. ct::quantize_pack_weight is checked against quantize followed
+// by ct::pack_weight (qnum-convert's W4A16 tests compare its output with compressed-tensors' own).
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <limits>
 #include <vector>
 
 #include "layout_test_util.hpp"
+#include "qnum/codec.hpp"
 #include "qnum/layout/compressed_tensors.hpp"
+#include "qnum/presets.hpp"
+#include "qnum/quantize_tensor.hpp"
+#include "qnum/static_scheme.hpp"
 #include "qnum/view.hpp"
 
 using namespace qnum;
@@ -185,4 +193,157 @@ TEST_CASE_FIXTURE(bad_stride_buffers,
   CHECK(ct::unpack_zero_point(view(win.data(), 2, 2, 1), 4, view(o8.data(), 16, 2)) == bs);
   CHECK(ct::unpack_zero_point(view(win.data(), 2, 2), 4, view(o8.data(), 16, 2, 1)) == bs);
   CHECK(untouched());
+}
+
+// ---------------------------------------------------------------------------------------------------
+// ct::quantize_pack_weight: quantize + pack_weight in one call.
+
+namespace {
+
+// Weights [n, k] at row stride `stride` (padding NaN): values over several binades, and where the tensor
+// has them: row 0's first `zero_span` elements zero (an all-zero group), a NaN, +-Inf, a subnormal, a huge value.
+std::vector<float> fused_weights(std::int64_t n, std::int64_t k, std::int64_t stride, std::int64_t zero_span, std::uint64_t seed) {
+  std::vector<float> x(static_cast<std::size_t>(n * stride), std::numeric_limits<float>::quiet_NaN());
+  for (std::int64_t r = 0; r < n; ++r)
+    for (std::int64_t c = 0; c < k; ++c) {
+      const std::uint32_t u = random_bits(seed, static_cast<std::uint64_t>(r * k + c));
+      x[static_cast<std::size_t>(r * stride + c)] =
+          std::ldexp(static_cast<float>(u & 0xFFFF) / 65536.0f - 0.5f, static_cast<int>((u >> 16) % 8) - 3);
+    }
+  for (std::int64_t c = 0; c < zero_span && c < k; ++c) x[static_cast<std::size_t>(c)] = 0.0f;
+  const std::pair<std::int64_t, float> special[] = {{k + 17, std::numeric_limits<float>::quiet_NaN()},
+                                                    {k + 40, std::numeric_limits<float>::infinity()},
+                                                    {2 * k + 41, -std::numeric_limits<float>::infinity()},
+                                                    {k + 71, 1e-40f},
+                                                    {2 * k + 90, 3e38f}};
+  for (const auto& [i, v] : special)
+    if (i < n * k) x[static_cast<std::size_t>(i / k * stride + i % k)] = v;
+  return x;
+}
+
+// The fused call against quantize + ct::pack_weight on the same input: words, scale bytes and zero points
+// equal, the outputs' row padding untouched.
+template <class H, class T>
+void check_fused(const H& h, const std::vector<T>& x, dtype t, std::int64_t n, std::int64_t k, std::int64_t stride, std::int64_t group,
+                 rounding rd) {
+  const scheme<qint4> s = h.get();
+  const int eb = dtype_bytes(s.store);
+  const bool asym = s.kind == scheme_kind::asymmetric;
+  const std::int64_t ng = (k + group - 1) / group, wp = packed_words(k, 4);
+  const matrix_view<const T> in{x.data(), n, k, stride, t};
+  std::vector<std::uint8_t> codes(static_cast<std::size_t>(n * k));
+  std::vector<std::uint32_t> sc_ref(static_cast<std::size_t>(n * ng), 0xA5A5A5A5u);
+  std::vector<std::int32_t> z_ref(static_cast<std::size_t>(n * ng), 0x5A5A5A5A);
+  REQUIRE(quantize(h, in, group_size(group), view(codes.data(), n, k), scale_view{sc_ref.data(), n, ng, ng, eb},
+                   asym ? view(z_ref.data(), n, ng) : matrix_view<std::int32_t>{}, rd) == status::ok);
+  std::vector<std::uint32_t> w_ref(static_cast<std::size_t>(n * wp));
+  REQUIRE(ct::pack_weight(view(codes.data(), n, k), 4, view(w_ref.data(), n, wp)) == status::ok);
+
+  const std::int64_t ws = wp + 3, ss = ng + 2;
+  std::vector<std::uint32_t> w(static_cast<std::size_t>(n * ws), 0xDEADBEEFu), sc(static_cast<std::size_t>(n * ss), 0xA5A5A5A5u);
+  std::vector<std::int32_t> z(static_cast<std::size_t>(n * ss), 0x5A5A5A5A);
+  REQUIRE(ct::quantize_pack_weight(h, in, group, view(w.data(), n, wp, ws), scale_view{sc.data(), n, ng, ss * 4 / eb, eb},
+                                   asym ? view(z.data(), n, ng, ss) : matrix_view<std::int32_t>{}, rd) == status::ok);
+  CHECK(gather(w, n, wp, ws) == w_ref);
+  CHECK(padding_holds(w, n, wp, ws, 0xDEADBEEFu));
+  for (std::int64_t r = 0; r < n; ++r) {  // scale rows of ng elements of eb bytes, ss words apart
+    CAPTURE(r);
+    const auto* got = reinterpret_cast<const unsigned char*>(sc.data() + r * ss);
+    const auto* want = reinterpret_cast<const unsigned char*>(sc_ref.data()) + r * ng * eb;
+    CHECK(std::memcmp(got, want, static_cast<std::size_t>(ng * eb)) == 0);
+    for (std::int64_t b = ng * eb; b < ss * 4; ++b) CHECK(got[b] == 0xA5);
+  }
+  if (asym) {
+    CHECK(gather(z, n, ng, ss) == z_ref);
+    CHECK(padding_holds(z, n, ng, ss, std::int32_t{0x5A5A5A5A}));
+  } else {
+    CHECK(z == std::vector<std::int32_t>(z.size(), 0x5A5A5A5A));
+  }
+}
+
+template <class H>
+void check_fused_scheme(const H& h) {
+  struct shape {
+    std::int64_t n, k, group;
+  };
+  // Groups of 8 to 8200 against the 4096-code chunk: tails of groups and of words, rows of several chunks (of
+  // whole groups that do not divide 4096: 24, 1000), a group longer than a chunk (and one longer than the row).
+  const shape shapes[] = {{3, 64, 32}, {5, 100, 32}, {4, 37, 16}, {3, 6, 8},      {2, 4296, 128},
+                          {2, 5000, 8}, {2, 5000, 24}, {2, 9100, 1000}, {2, 9000, 8192}, {1, 8200, 8200}, {3, 130, 4104}};
+  for (const auto& sh : shapes)
+    for (const std::int64_t pad : {0, 5})
+      for (const rounding rd : {nearest_even(), stochastic_seed(7)}) {
+        CAPTURE(sh.n);
+        CAPTURE(sh.k);
+        CAPTURE(sh.group);
+        CAPTURE(pad);
+        CAPTURE(static_cast<int>(rd.mode));
+        const std::int64_t stride = sh.k + pad;
+        const std::vector<float> x = fused_weights(sh.n, sh.k, stride, sh.group, static_cast<std::uint64_t>(sh.k * 3 + pad));
+        std::vector<std::uint16_t> xb(x.size()), xh(x.size());
+        for (std::size_t i = 0; i < x.size(); ++i) {
+          xb[i] = to_bf16(x[i]);
+          xh[i] = to_fp16(x[i]);
+        }
+        check_fused(h, x, dtype::fp32, sh.n, sh.k, stride, sh.group, rd);
+        check_fused(h, xb, dtype::bf16, sh.n, sh.k, stride, sh.group, rd);
+        check_fused(h, xh, dtype::fp16, sh.n, sh.k, stride, sh.group, rd);
+      }
+}
+
+}  // namespace
+
+TEST_CASE("ct::quantize_pack_weight == quantize + ct::pack_weight: int4 schemes, fp32/bf16/fp16, tails, chunks, strides, roundings, every SIMD target") {
+  each_simd_target([] {
+    check_fused_scheme(fixed_scheme<presets::ct_w4a16_sym>{});
+    check_fused_scheme(fixed_scheme<presets::ct_w4a16_sym_bf16>{});
+    check_fused_scheme(fixed_scheme<presets::ct_w4a16_asym>{});
+    check_fused_scheme(fixed_scheme<presets::ct_w4a16_sym_bf16_work>{});
+    check_fused_scheme(fixed_scheme<presets::ct_w4a16_asym_bf16_work>{});
+    check_fused_scheme(runtime_scheme<qint4>{presets::torchao_int4_sym});
+    check_fused_scheme(runtime_scheme<qint4>{presets::slime_int4_checkpoint});
+  });
+}
+
+TEST_CASE("ct::quantize_pack_weight: bad input gives a status and writes nothing; empty weights are ok") {
+  const std::int64_t n = 3, k = 40, group = 16, ng = 3, wp = 5;
+  const std::vector<float> x = fused_weights(n, k, k, 0, 9);
+  std::vector<std::uint32_t> w(static_cast<std::size_t>(n * wp), 0xDEADBEEFu);
+  std::vector<float> sc(static_cast<std::size_t>(n * ng), -1.0f);
+  std::vector<std::int32_t> z(static_cast<std::size_t>(n * ng), 0x5A5A5A5A);
+  const auto w0 = w;
+  const auto sc0 = sc;
+  const auto z0 = z;
+  auto untouched = [&] { return w == w0 && same_bits(sc, sc0) && z == z0; };
+  const auto in = view(x.data(), n, k);
+  const auto wv = view(w.data(), n, wp);
+  const auto sv = scales_of(sc.data(), n, ng);
+  const auto zv = view(z.data(), n, ng);
+  constexpr auto sym = presets::ct_w4a16_sym;
+  constexpr auto asym = presets::ct_w4a16_asym;
+  for (const std::int64_t g : {0, -8, 12, 4, 1})
+    CHECK(ct::quantize_pack_weight(sym, in, g, wv, sv) == status::bad_group);
+  CHECK(ct::quantize_pack_weight(sym, matrix_view<const float>{x.data(), n, k, k, dtype::bf16}, group, wv, sv) == status::bad_type);
+  CHECK(ct::quantize_pack_weight(sym, matrix_view<const float>{nullptr, n, k, k}, group, wv, sv) == status::null_pointer);
+  CHECK(ct::quantize_pack_weight(sym, matrix_view<const float>{x.data(), n, k, k - 1}, group, wv, sv) == status::bad_stride);
+  CHECK(ct::quantize_pack_weight(sym, matrix_view<const float>{x.data(), -1, k, k}, group, wv, sv) == status::bad_shape);
+  CHECK(ct::quantize_pack_weight(sym, in, group, wv, scales_of(sc.data(), n, ng - 1)) == status::bad_scale_buffer);
+  CHECK(ct::quantize_pack_weight(sym, in, group, wv, scales_of(static_cast<float*>(nullptr), n, ng)) == status::null_pointer);
+  CHECK(ct::quantize_pack_weight(presets::ct_w4a16_sym_bf16, in, group, wv, sv) == status::bad_scale_buffer);  // bf16 scales
+  CHECK(ct::quantize_pack_weight(asym, in, group, wv, sv) == status::null_pointer);                           // no zero points
+  CHECK(ct::quantize_pack_weight(asym, in, group, wv, sv, view(z.data(), n, ng - 1)) == status::bad_scale_buffer);
+  for (const auto& [r, c] : near_shapes(n, wp))
+    if (r != n || c != wp) CHECK(ct::quantize_pack_weight(asym, in, group, view(w.data(), r, c), sv, zv) == status::bad_shape);
+  CHECK(ct::quantize_pack_weight(sym, in, group, matrix_view<std::uint32_t>{nullptr, n, wp, wp}, sv) == status::null_pointer);
+  CHECK(untouched());
+  // Empty weights: ok, nothing read or written (even through null outputs).
+  CHECK(ct::quantize_pack_weight(asym, matrix_view<const float>{x.data(), 0, k, k}, group, matrix_view<std::uint32_t>{}, scale_view{},
+                                 matrix_view<std::int32_t>{}) == status::ok);
+  CHECK(ct::quantize_pack_weight(sym, matrix_view<const float>{x.data(), n, 0, 0}, group, matrix_view<std::uint32_t>{}, scale_view{}) ==
+        status::ok);
+  CHECK(untouched());
+  // And the valid call writes every output.
+  REQUIRE(ct::quantize_pack_weight(asym, in, group, wv, sv, zv) == status::ok);
+  CHECK(w != w0);
+  CHECK(!same_bits(sc, sc0));
 }

@@ -206,18 +206,6 @@ TEST_CASE("dequantize_int4_word") {
   for (int k = 0; k < 8; ++k) CHECK(out[k] == 0.5f * static_cast<float>(k - 4));
 }
 
-// Every host SIMD target this CPU has, and none (the per-byte loop); the caller's target is restored.
-template <class Fn>
-void each_simd_target(Fn&& fn) {
-  const simd_target saved = host_simd_target();
-  for (const simd_target t : {simd_target::none, simd_target::sse2, simd_target::avx2, simd_target::avx512, simd_target::neon}) {
-    if (!set_host_simd_target(t)) continue;
-    CAPTURE(simd_target_name(t));
-    fn();
-  }
-  REQUIRE(set_host_simd_target(saved));
-}
-
 TEST_CASE("4-bit rows (the nibble-pair path, every SIMD target): every field in place, signed and unsigned") {
   // Every nibble value at every field position of a word, rows long and short against every vector width
   // (whole vectors, tails, odd lengths, a last word partly filled), each field checked against its definition.

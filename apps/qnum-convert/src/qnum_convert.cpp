@@ -310,34 +310,29 @@ void cpu_quantize(const options& o, const std::string& where, const std::uint8_t
     return;
   }
   const std::int64_t g = o.group, groups = k / g;
-  std::vector<std::uint8_t> codes(static_cast<std::size_t>(n * k));
   zeros.assign(o.asym ? static_cast<std::size_t>(n * groups) : 0, 0);
   parallel_rows(n, 1, threads, [&](std::int64_t r0, std::int64_t r1) {
     auto in = rows_of<T>(data, t.dtype, r0, r1, k);
-    auto cv = qnum::view(codes.data() + r0 * k, r1 - r0, k);
+    // int4 codes straight into this row range's weight_packed words (no [n, k] codes between)
+    auto* words = reinterpret_cast<std::uint32_t*>(bufs[0].data()) + r0 * qnum::packed_words(k, 4);
+    const auto wv = qnum::view(words, r1 - r0, qnum::packed_words(k, 4));
     qnum::status st;
     if (o.asym && !o.bf16_work) {
       float* sc = reinterpret_cast<float*>(bufs[1].data()) + r0 * groups;
-      st = qnum::quantize(qnum::presets::ct_w4a16_asym, in, qnum::group_size(g), cv, qnum::scales_of(sc, r1 - r0, groups),
-                          qnum::view(zeros.data() + r0 * groups, r1 - r0, groups));
+      st = qnum::ct::quantize_pack_weight(qnum::presets::ct_w4a16_asym, in, g, wv, qnum::scales_of(sc, r1 - r0, groups),
+                                          qnum::view(zeros.data() + r0 * groups, r1 - r0, groups));
     } else if (o.asym) {
       std::uint16_t* sc = reinterpret_cast<std::uint16_t*>(bufs[1].data()) + r0 * groups;
-      st = qnum::quantize(qnum::presets::ct_w4a16_asym_bf16_work, in, qnum::group_size(g), cv, qnum::scales_of(sc, r1 - r0, groups),
-                          qnum::view(zeros.data() + r0 * groups, r1 - r0, groups));
+      st = qnum::ct::quantize_pack_weight(qnum::presets::ct_w4a16_asym_bf16_work, in, g, wv, qnum::scales_of(sc, r1 - r0, groups),
+                                          qnum::view(zeros.data() + r0 * groups, r1 - r0, groups));
     } else {
       std::uint16_t* sc = reinterpret_cast<std::uint16_t*>(bufs[1].data()) + r0 * groups;
-      st = qnum::quantize(o.bf16_work ? qnum::presets::ct_w4a16_sym_bf16_work : qnum::presets::ct_w4a16_sym_bf16, in, qnum::group_size(g), cv,
-                          qnum::scales_of(sc, r1 - r0, groups));
+      st = qnum::ct::quantize_pack_weight(o.bf16_work ? qnum::presets::ct_w4a16_sym_bf16_work : qnum::presets::ct_w4a16_sym_bf16, in, g,
+                                          wv, qnum::scales_of(sc, r1 - r0, groups));
     }
     if (st != qnum::status::ok) bad = 1;
-    // int4 codes (two's complement in the low 4 bits) straight into this row range's weight_packed words.
-    auto* words = reinterpret_cast<std::uint32_t*>(bufs[0].data()) + r0 * qnum::packed_words(k, 4);
-    if (qnum::ct::pack_weight(qnum::view(codes.data() + r0 * k, r1 - r0, k), 4, qnum::view(words, r1 - r0, qnum::packed_words(k, 4))) !=
-        qnum::status::ok)
-      bad = 2;
   });
   if (bad == 1) fail(where + "quantization failed");
-  if (bad == 2) fail(where + "packing failed");
 }
 
 // W4A16's host tail on either path: packed zero points (asymmetric) and weight_shape.

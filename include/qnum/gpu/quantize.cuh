@@ -50,7 +50,8 @@
 //   launch_w4a16_pack(scheme, w, group, weight_packed, scales, zeros, stream)   bf16/fp16/fp32 [N, K] ->
 //       compressed-tensors weight_packed int32 [N, ceil(K/8)] (nibble k%8 of word k/8 = q + 8; unused
 //       high nibbles of the last word 0) + weight_scale [N, ceil(K/G)] (+ signed int32 zero points
-//       [N, ceil(K/G)], asymmetric), one pass; equal to quantize + ct::pack_weight on the host. G % 8 == 0.
+//       [N, ceil(K/G)], asymmetric), one pass; equal to ct::quantize_pack_weight (= quantize +
+//       ct::pack_weight) on the host. G % 8 == 0.
 // Inputs: float, or bf16/fp16 bits as std::uint16_t with matrix_view::type (device_view() wraps
 // __nv_bfloat16 / __half pointers). Outputs of dequantize / fake_quantize likewise. NaN outputs are the
 // canonical quiet NaN (fp32 0x7FC00000, bf16 0x7FC0, fp16 0x7E00), as on the host.

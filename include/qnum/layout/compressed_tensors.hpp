@@ -1,5 +1,6 @@
 // qnum/layout/compressed_tensors.hpp: compressed-tensors "pack-quantized" tensors (W4A16 and other
-// int 1..8-bit group schemes) built from already-computed signed codes and signed zero points.
+// int 1..8-bit group schemes) built from already-computed signed codes and signed zero points, or for
+// int4 straight from the weight (quantize_pack_weight).
 //
 // What SGLang/vLLM load (names, dtypes, shapes; N = out_features, K = in_features, G = ceil(K/g)):
 //   weight_packed      int32  [N, ceil(K*bits/32)]  codes along K, offset-binary (q + 2^(bits-1)),
@@ -17,7 +18,10 @@
 #include <type_traits>
 
 #include "qnum/config.hpp"
+#include "qnum/format.hpp"
 #include "qnum/layout/pack.hpp"
+#include "qnum/quantize_tensor.hpp"
+#include "qnum/static_scheme.hpp"
 
 QNUM_BEGIN_NAMESPACE
 namespace ct {
@@ -81,6 +85,102 @@ inline status pack_zero_point(const matrix_view<T>& zp, int bits, const matrix_v
 inline status unpack_zero_point(const matrix_view<const std::uint32_t>& weight_zero_point, int bits, const matrix_view<std::int8_t>& zp) {
   return unpack_int32(weight_zero_point, bits, packed_dim::rows, zp);
 }
+// Quantize and pack in one call: weight_packed [n, ceil(k/8)] and scales [n, ceil(k/group)] (+ signed zero
+// points, asymmetric schemes) of an int4 scheme over w [n, k] (fp32, or bf16 / fp16 bits), the same bits and
+// statuses as quantize(s, w, group_size(group), codes, scales, zeros, rd) followed by pack_weight(codes, 4,
+// weight_packed), without the [n, k] codes: each row's codes pass through a stack buffer of
+// quantize_pack_chunk codes. group: a positive multiple of 8 (else bad_group), as gpu::launch_w4a16_pack
+// takes it. Checks first (group, w, scales, zeros, then weight_packed's shape); on an error nothing is written.
+constexpr std::int64_t quantize_pack_chunk = 4096;
+template <class H, class T, std::enable_if_t<is_scheme_holder_v<H>, int> = 0>
+status quantize_pack_weight(const H& h, matrix_view<const T> w, std::int64_t group, const matrix_view<std::uint32_t>& weight_packed,
+                            scale_view scales, matrix_view<std::int32_t> zeros = {}, rounding rd = {}) {
+  static_assert(std::is_same<typename H::format, qint4>::value, "W4A16 packing: int4 schemes");
+  if (group <= 0 || group % 8 != 0) return status::bad_group;
+  const scheme<qint4> s = h.get();
+  if (status e = detail::check_view(w); e != status::ok) return e;
+  detail::grid g;
+  bool empty = false;
+  if (status e = detail::prepare_groups(s, w.rows, w.cols, group_size(group), scales, zeros, g, empty); e != status::ok || empty)
+    return e;
+  if (status e = detail::check_extents(weight_packed, w.rows, packed_words(w.cols, 4)); e != status::ok) return e;
+  constexpr std::int64_t chunk = quantize_pack_chunk;
+  alignas(64) std::uint8_t codes[chunk];
+  const std::int64_t k = w.cols;
+  auto* scale_bytes = static_cast<unsigned char*>(scales.data);
+  // codes [nr, len] (contiguous) -> the words of rows r0.. from column c0 (a multiple of 8), as pack_weight
+  // writes them (int4 codes always fit: no range check where the words are the nibble pairs' bytes)
+  auto pack = [&](std::int64_t r0, std::int64_t nr, std::int64_t c0, std::int64_t len) {
+    std::uint32_t* out = weight_packed.data + r0 * weight_packed.row_stride + c0 / 8;
+#if QNUM_NIBBLE_WORDS_AS_BYTES
+    for (std::int64_t i = 0; i < nr; ++i) detail::nibble_words_row(codes + i * len, len, 8, out + i * weight_packed.row_stride);
+#else
+    const std::int64_t pw = packed_words(len, 4);
+    const status e = pack_weight(matrix_view<const std::uint8_t>{codes, nr, len, len}, 4,
+                                 matrix_view<std::uint32_t>{out, nr, pw, nr > 1 ? weight_packed.row_stride : pw});
+    QNUM_ASSERT(e == status::ok);
+    (void)e;
+#endif
+  };
+  if (rd.mode == rounding_mode::nearest_even && group <= chunk) {
+    // Blocks of whole groups through quantize (its SIMD lanes where it has them): several whole rows when a row
+    // fits in a chunk, else up to a chunk of one row's columns.
+    auto block = [&](std::int64_t r0, std::int64_t nr, std::int64_t c0, std::int64_t len) {
+      const std::int64_t b0 = c0 / group, nb = (len + group - 1) / group;
+      const scale_view sv{scale_bytes + (r0 * scales.row_stride + b0) * scales.elem_bytes, nr, nb, nr > 1 ? scales.row_stride : nb,
+                          scales.elem_bytes};
+      const matrix_view<std::int32_t> zv =
+          zeros.data != nullptr ? matrix_view<std::int32_t>{zeros.data + r0 * zeros.row_stride + b0, nr, nb, nr > 1 ? zeros.row_stride : nb}
+                                : matrix_view<std::int32_t>{};
+      const status e = quantize(h, matrix_view<const T>{w.data + r0 * w.row_stride + c0, nr, len, nr > 1 ? w.row_stride : len, w.type},
+                                group_size(group), matrix_view<std::uint8_t>{codes, nr, len, len}, sv, zv, rd);
+      QNUM_ASSERT(e == status::ok);  // the views were checked above
+      (void)e;
+      pack(r0, nr, c0, len);
+    };
+    if (k <= chunk) {
+      const std::int64_t rows_per = chunk / k;
+      for (std::int64_t r0 = 0; r0 < w.rows; r0 += rows_per) block(r0, w.rows - r0 < rows_per ? w.rows - r0 : rows_per, 0, k);
+    } else {
+      const std::int64_t step = chunk / group * group;
+      for (std::int64_t r = 0; r < w.rows; ++r)
+        for (std::int64_t c0 = 0; c0 < k; c0 += step) block(r, 1, c0, k - c0 < step ? k - c0 : step);
+    }
+    return status::ok;
+  }
+  // Groups longer than a chunk, or stochastic rounding (element (r, c) draws random_bits(seed, r * k + c)):
+  // each group's parameters as quantize forms them, then its codes a chunk at a time.
+  for (std::int64_t r = 0; r < w.rows; ++r) {
+    const T* x = w.data + r * w.row_stride;
+    for (std::int64_t bj = 0; bj < g.nc; ++bj) {
+      const group_params p = detail::group_params_stored(s, w, g, r, bj, 0.0f, scales, zeros);
+      const std::int64_t end = (bj + 1) * group < k ? (bj + 1) * group : k;
+      for (std::int64_t c0 = bj * group; c0 < end; c0 += chunk) {
+        const std::int64_t len = end - c0 < chunk ? end - c0 : chunk;
+        if (rd.mode == rounding_mode::nearest_even) {
+          quantize_row(s, p, x + c0, len, codes, w.type);
+        } else {
+          for (std::int64_t i = 0; i < len; ++i)
+            codes[i] = detail::quantize_with(s, p, detail::load_elem(x + c0 + i, w.type), rd, r * k + c0 + i);
+        }
+        pack(r, 1, c0, len);
+      }
+    }
+  }
+  return status::ok;
+}
+template <class T>
+status quantize_pack_weight(const scheme<qint4>& s, matrix_view<const T> w, std::int64_t group,
+                            const matrix_view<std::uint32_t>& weight_packed, scale_view scales, matrix_view<std::int32_t> zeros = {},
+                            rounding rd = {}) {
+  return quantize_pack_weight(as_holder(s), w, group, weight_packed, scales, zeros, rd);
+}
+template <class S, class T, std::enable_if_t<!std::is_const<T>::value, int> = 0>
+status quantize_pack_weight(const S& s, matrix_view<T> w, std::int64_t group, const matrix_view<std::uint32_t>& weight_packed,
+                            scale_view scales, matrix_view<std::int32_t> zeros = {}, rounding rd = {}) {
+  return quantize_pack_weight(s, matrix_view<const T>(w), group, weight_packed, scales, zeros, rd);
+}
+
 // weight_shape = {n, k} as int32 (bad_shape when either does not fit int32).
 inline status weight_shape(std::int64_t n, std::int64_t k, std::int32_t* out) {
   if (out == nullptr) return status::null_pointer;

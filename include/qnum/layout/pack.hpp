@@ -194,6 +194,21 @@ inline void nibble_pair_row(const std::uint8_t* c, std::int64_t pairs, std::uint
   const nibble_order order = high_first ? nibble_order::high_first : nibble_order::low_first;
   for (; j < pairs; ++j) out[j] = pack_nibble_pair(c[2 * j] ^ flip, c[2 * j + 1] ^ flip, order);
 }
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define QNUM_NIBBLE_WORDS_AS_BYTES 1
+// The packed_words(cols, 4) words of one row of 4-bit codes c[0, cols) (each ^ f, low 4 bits), field i at bits
+// 4i: on a little-endian host those words are the row's nibble pairs (low nibble first) as bytes; the last
+// word's unused fields 0. No range check (the caller's).
+inline void nibble_words_row(const std::uint8_t* c, std::int64_t cols, std::uint8_t f, std::uint32_t* words) {
+  auto* dst = reinterpret_cast<std::uint8_t*>(words);
+  nibble_pair_row(c, cols / 2, f, false, dst);
+  std::int64_t b = cols / 2;
+  if (cols % 2) dst[b++] = static_cast<std::uint8_t>((c[cols - 1] ^ f) & 15u);
+  for (; b < 4 * packed_words(cols, 4); ++b) dst[b] = 0;
+}
+#else
+#define QNUM_NIBBLE_WORDS_AS_BYTES 0
+#endif
 // flip: XORed into every (unsigned) field before packing: qnum's two's complement codes become offset
 // binary with flip = 2^(bits-1).
 template <class T>
@@ -204,19 +219,11 @@ inline status pack_dense_impl(const matrix_view<const T>& codes, int bits, packe
   std::int64_t pr, pc;
   packed_extent(rows, cols, bits, dim, pr, pc);
   if (!codes_fit(codes, bits, is_signed)) return status::code_out_of_range;
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#if QNUM_NIBBLE_WORDS_AS_BYTES
   if (sizeof(T) == 1 && bits == 4 && dim == packed_dim::cols) {
-    // Little-endian words of eight 4-bit fields, field i at bits 4i, are the row's nibble pairs (low nibble
-    // first) as bytes; offset-binary for signed codes: (v + 8) & 15 == (v & 15) ^ 8.
+    // offset-binary for signed codes: (v + 8) & 15 == (v & 15) ^ 8
     const std::uint8_t f = static_cast<std::uint8_t>(is_signed ? 8u : flip & 15u);
-    for (std::int64_t r = 0; r < rows; ++r) {
-      const auto* src = reinterpret_cast<const std::uint8_t*>(&codes(r, 0));
-      auto* dst = reinterpret_cast<std::uint8_t*>(&out(r, 0));
-      nibble_pair_row(src, cols / 2, f, false, dst);
-      std::int64_t b = cols / 2;
-      if (cols % 2) dst[b++] = static_cast<std::uint8_t>((src[cols - 1] ^ f) & 15u);
-      for (; b < 4 * pc; ++b) dst[b] = 0;  // the last word's unused fields
-    }
+    for (std::int64_t r = 0; r < rows; ++r) nibble_words_row(reinterpret_cast<const std::uint8_t*>(&codes(r, 0)), cols, f, &out(r, 0));
     return status::ok;
   }
 #endif
