@@ -36,7 +36,8 @@
 //     generic codec does), subnormal codes as round(|v| * 2^k) with an exact power-of-two multiply;
 //   - bf16 output is RNE on the bit pattern, NaN -> 0x7FC0, overflow -> Inf (to_bf16's rules); on CPUs with
 //     AVX512-BF16 the AVX-512 target converts values known to be neither NaN nor subnormal (fake quantization
-//     and integer dequantization with a group scale >= 2^-126) by vcvtne2ps2bf16, which rounds them the same;
+//     and integer dequantization with a group scale >= 2^-126, INT8 gradient residuals of vector pairs with no
+//     subnormal residual) by vcvtne2ps2bf16, which rounds them the same;
 //   - statistics use max/min without NaN operands (non-finite lanes are zeroed first), whose result does not
 //     depend on the order of the lanes except for the sign of a zero, which finish() fixes;
 //   - GGUF: x86's truncating conversion (cvttps2dq) is what ggml's (int8_t) cast compiles to; roundf is
