@@ -42,7 +42,7 @@ def main():
     feedback_corpus()
 
 
-# fuzz_groupquant header (fuzz_groupquant.cpp parse()): 19 bytes of selectors, u64 seed, f32 eps, f32 outer.
+# fuzz_groupquant header (fuzz_groupquant.hpp parse()): 19 bytes of selectors, u64 seed, f32 eps, f32 outer.
 GQ_HEADER = "<19BQff"
 GQ_VALUES = [0.0, -0.0, 1.0, -1.0, 0.5, 3.5, -7.25, 448.0, 1e-3, 2.0 ** -130, 1e30, -3.0e38,
              float("nan"), float("inf"), float("-inf"), 65504.0, 2.0 ** -24, 6.0, -0.1, 100.0]

@@ -78,8 +78,14 @@ build_tests() {  # dir [-x test]...
   ninja -C "$1" $targets
 }
 
-# 1. The normal build: every target (header checks, tools, benchmarks, CUDA), then every suite.
-if timed "main: configure" setup "$builddir" -Dgpu_arch="$arch" -Ddevice_opt="$device_opt" && timed "main: build" ninja -C "$builddir"; then
+# The QNUM_HOST_SIMD_TARGETS mask of this machine's best host SIMD target (tools/simd-best.sh).
+simd_mask=$(bash tools/simd-best.sh)
+
+# 1. The normal build: every target (header checks, tools, benchmarks, CUDA), then every suite. The test
+# programs that run only this machine's best host SIMD target compile only its lanes (-Dtest_simd_targets);
+# those that compare targets (test_host_simd, test_pack, ..., the exhaustive sweep) compile every one.
+if timed "main: configure" setup "$builddir" -Dgpu_arch="$arch" -Ddevice_opt="$device_opt" -Dtest_simd_targets="$simd_mask" &&
+   timed "main: build" ninja -C "$builddir"; then
   timed "main: test" meson test -C "$builddir" --print-errorlogs --num-processes 2 "$@" || status=1
   logs+=("$builddir/meson-logs/testlog.json")
 else
@@ -114,7 +120,6 @@ asan_skip=(-x test_host_simd_avx2)
 if [[ $skip != *" fuzz "* ]]; then
   for f in fuzz/fuzz_*.cpp; do f=${f#fuzz/fuzz_}; asan_skip+=(-x "fuzz_replay_${f%.cpp}"); done
 fi
-simd_mask=$(bash tools/simd-best.sh)
 if [[ $skip != *" asan "* ]]; then
   asandir="$builddir-asan"
   export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1}

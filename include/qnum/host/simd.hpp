@@ -42,8 +42,9 @@
 //     depend on the order of the lanes except for the sign of a zero, which finish() fixes;
 //   - GGUF: x86's truncating conversion (cvttps2dq) is what ggml's (int8_t) cast compiles to; roundf is
 //     trunc(|v|) + (frac >= 0.5) with an exact fraction; ggml's first-of-equal-extremes rule is kept.
-// tests/host/test_simd.cpp compares every case against the generic path on adversarial random data under
-// every target the CPU has, and test_codec_exhaustive runs the float-code lanes over all 2^32 fp32 inputs.
+// tests/host/test_simd.cpp and test_simd_float.cpp compare every case against the generic path on adversarial
+// random data under every target the CPU has, and test_codec_exhaustive runs the float-code lanes over all 2^32
+// fp32 inputs.
 //
 // Enabled with GCC or Clang on x86-64 and AArch64; off under nvcc and elsewhere (QNUM_HOST_SIMD 0), or
 // when the user defines QNUM_NO_HOST_SIMD (then define it in every translation unit of the program).

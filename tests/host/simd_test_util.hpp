@@ -1,0 +1,250 @@
+// tests/host/simd_test_util.hpp: the shared part of the host SIMD tests (test_simd.cpp, test_simd_float.cpp):
+// adversarial inputs, the list of targets this CPU and build have, and the comparison of the entry points
+// (quantize, dequantize, fake_quantize) with the per-element definition (accumulate, compute_params,
+// quantize_value, dequantize_value, to_bf16) under every target. The reference is written from the public
+// per-element functions only, so it does not share the fast path's loops. Two translation units, so that the
+// program's lanes compile on both cores; integer formats in one, float formats in the other.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "qnum/train/dynamic_scale.hpp"
+#include "qnum/layout/gguf.hpp"
+#include "qnum/layout/pack.hpp"
+#include "qnum/presets.hpp"
+#include "qnum/quantize.hpp"
+#include "qnum/quantize_tensor.hpp"
+#include "qnum/random.hpp"
+#include "qnum/static_scheme.hpp"
+#include "test_util.hpp"
+
+// test_host_simd_avx2 is this file built with -mavx2 -mfma -ffp-contract=fast: the caller's code may then
+// contract products into FMAs, and the register barriers must keep every lane product unfused. It exits 77
+// (skip) on a CPU without AVX2/FMA.
+#include "avx2_guard.hpp"
+
+namespace {
+
+using qnum::detail::bits_to_float;
+using qnum::detail::float_to_bits;
+
+// Values that reach every branch of the lanes. Row r has its own magnitude 2^(r % 41 - 20); rows with
+// r % 13 == 5 are all zero, r % 17 == 7 all NaN, r % 19 == 3 all -0.0, r % 23 == 11 below 2^-141 (scales that
+// round to 0 in bf16), r % 29 == 13 below 2^-127.
+std::vector<float> hard_data(std::int64_t rows, std::int64_t stride, std::uint64_t seed) {
+  std::vector<float> v(static_cast<std::size_t>(rows * stride));
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const float mag = std::ldexp(1.0f, static_cast<int>(r % 41) - 20);
+    for (std::int64_t c = 0; c < stride; ++c) {
+      const std::uint64_t i = static_cast<std::uint64_t>(r * stride + c);
+      const std::uint32_t a = qnum::random_bits(seed, 2 * i), b = qnum::random_bits(seed, 2 * i + 1);
+      float x = (static_cast<float>(static_cast<std::int32_t>(a)) / 2147483648.0f) * 8.0f * mag;
+      switch (b % 32) {
+        case 0: x = 0.0f; break;
+        case 1: x = -0.0f; break;
+        case 2: x = bits_to_float(b & 0x807FFFFFu); break;                              // subnormal
+        case 3: x = bits_to_float(0x7FC00000u | (b & 0x80000000u)); break;               // NaN
+        case 4: x = bits_to_float(0x7F800000u | (b & 0x80000000u)); break;               // +-Inf
+        case 5: x = (b & 64 ? 3.0e38f : 1.0e30f) * (b & 128 ? -1.0f : 1.0f); break;      // huge
+        case 6: case 7: case 8: case 9:                                                  // ties of x / s
+          x = (static_cast<float>(static_cast<int>(b >> 8) % 31 - 15) + 0.5f) * mag; break;
+        case 10: x = 7.0f * mag * (b & 256 ? -1.0f : 1.0f); break;                        // amax = 7 * 2^k
+        default: break;
+      }
+      if (r % 23 == 11) x = bits_to_float(b & 0x800000FFu);  // tiny subnormals: a bf16 scale rounds to 0
+      if (r % 29 == 13) x = bits_to_float(b & 0x803FFFFFu);  // below 2^-127: bf16 subnormal scales
+      if (r % 13 == 5) x = 0.0f;
+      if (r % 17 == 7) x = bits_to_float(0x7FC00000u);
+      if (r % 19 == 3) x = -0.0f;
+      v[static_cast<std::size_t>(r * stride + c)] = x;
+    }
+  }
+  return v;
+}
+
+// Every instruction set this CPU has, and none (the generic loops): the entry points must give the same
+// bits under each. fn(target) runs with that target selected; the previous selection is restored.
+std::vector<qnum::simd_target> targets() {
+  const qnum::simd_target saved = qnum::host_simd_target();
+  std::vector<qnum::simd_target> v{qnum::simd_target::none};
+  for (auto t : {qnum::simd_target::sse2, qnum::simd_target::avx2, qnum::simd_target::avx512, qnum::simd_target::neon})
+    if (qnum::set_host_simd_target(t)) v.push_back(t);
+  qnum::set_host_simd_target(saved);
+  return v;
+}
+// AVX-512 runs twice where the CPU has AVX512-BF16: with its bf16 conversion (the default there), then with
+// the lanes' integer rounding.
+template <class Fn>
+void each_target(Fn&& fn) {
+  const qnum::simd_target saved = qnum::host_simd_target();
+#if QNUM_HOST_SIMD
+  const bool convert = qnum::detail::simd::bf16_convert();
+#endif
+  for (qnum::simd_target t : targets()) {
+    REQUIRE(qnum::set_host_simd_target(t));
+    for (int pass = 0; pass < 2; ++pass) {
+      std::string target_name = qnum::simd_target_name(t);
+#if QNUM_HOST_SIMD
+      if (t == qnum::simd_target::avx512 && qnum::detail::simd::cpu_has_bf16_convert()) {
+        REQUIRE(qnum::detail::simd::set_bf16_convert(pass == 0));
+        target_name += pass == 0 ? " (bf16 conversion)" : " (integer bf16 rounding)";
+      } else if (pass == 1) {
+        break;
+      }
+#else
+      if (pass == 1) break;
+#endif
+      CAPTURE(target_name);
+      fn(t);
+    }
+  }
+#if QNUM_HOST_SIMD
+  REQUIRE(qnum::detail::simd::set_bf16_convert(convert));
+#endif
+  REQUIRE(qnum::set_host_simd_target(saved));
+}
+
+struct shape {
+  std::int64_t rows, cols, stride;
+  qnum::group_shape groups;
+};
+
+float ld(const float* p) { return *p; }
+float ld(const std::uint16_t* p) { return qnum::from_bf16(*p); }
+std::uint32_t out_bits(float v) { return float_to_bits(v); }
+std::uint32_t out_bits(std::uint16_t v) { return v; }
+template <class U> U to_out(float v);
+template <> float to_out<float>(float v) { return v; }
+template <> std::uint16_t to_out<std::uint16_t>(float v) { return qnum::to_bf16(v); }
+
+template <class F, class T, class U>
+void run_case_one(const qnum::scheme<F>& s, const shape& sh, const std::vector<float>& src, float outer, const char* name) {
+  const std::int64_t R = sh.rows, C = sh.cols, S = sh.stride;
+  std::vector<T> in(src.size());
+  for (std::size_t i = 0; i < src.size(); ++i) {
+    if constexpr (sizeof(T) == 4) in[i] = src[i];
+    else in[i] = qnum::to_bf16(src[i]);
+  }
+  qnum::detail::grid g;
+  REQUIRE(qnum::detail::make_grid(R, C, sh.groups, g) == qnum::status::ok);
+  const int sb = qnum::dtype_bytes(s.store);
+  // Scale rows padded by one element when R is odd (the batched path's scale stores, contiguous or not).
+  const std::int64_t ss = g.nc + (R % 2);
+  std::vector<std::uint8_t> codes(static_cast<std::size_t>(R * S), 0xAB), scales(static_cast<std::size_t>(g.nr * ss * 4));
+  std::vector<std::int32_t> zeros(static_cast<std::size_t>(g.nr * g.nc));
+  std::vector<U> deq(static_cast<std::size_t>(R * S)), fq(static_cast<std::size_t>(R * S));
+  const qnum::scale_view sv{scales.data(), g.nr, g.nc, ss, sb};
+  const auto zv = qnum::view(zeros.data(), g.nr, g.nc);
+  const auto inv = qnum::view<const T>(in.data(), R, C, S);
+  REQUIRE(qnum::quantize(s, inv, sh.groups, qnum::view(codes.data(), R, C, S), sv, zv, qnum::nearest_even(), outer) == qnum::status::ok);
+  REQUIRE(qnum::dequantize(s, qnum::view<const std::uint8_t>(codes.data(), R, C, S), sh.groups, sv,
+                           qnum::view<const std::int32_t>(zeros.data(), g.nr, g.nc), qnum::view(deq.data(), R, C, S), outer) == qnum::status::ok);
+  REQUIRE(qnum::fake_quantize(s, inv, sh.groups, qnum::view(fq.data(), R, C, S), qnum::nearest_even(), outer) == qnum::status::ok);
+
+  long bad = 0;
+  auto report = [&](const char* what, std::int64_t r, std::int64_t c, std::uint32_t got, std::uint32_t want) {
+    if (bad++ < 3)
+      std::printf("%s [kind %d in=%s out=%s %lldx%lld/%lld]: %s at (%lld,%lld): got 0x%X want 0x%X\n", name, static_cast<int>(s.kind),
+                  sizeof(T) == 4 ? "fp32" : "bf16", sizeof(U) == 4 ? "fp32" : "bf16", (long long)R, (long long)C, (long long)S,
+                  what, (long long)r, (long long)c, got, want);
+  };
+  for (std::int64_t bi = 0; bi < g.nr; ++bi)
+    for (std::int64_t bj = 0; bj < g.nc; ++bj) {
+      const std::int64_t r0 = bi * g.gr, r1 = r0 + g.gr < R ? r0 + g.gr : R;
+      const std::int64_t c0 = bj * g.gc, c1 = c0 + g.gc < C ? c0 + g.gc : C;
+      qnum::group_stats st;
+      for (std::int64_t r = r0; r < r1; ++r)
+        for (std::int64_t c = c0; c < c1; ++c) qnum::accumulate(st, ld(&in[static_cast<std::size_t>(r * S + c)]));
+      const qnum::group_params p = qnum::compute_params(s, st, outer);
+      const std::uint32_t got_scale = qnum::detail::read_scale(sv, bi, bj);
+      if (got_scale != p.scale_code) report("scale", bi, bj, got_scale, p.scale_code);
+      if (s.kind == qnum::scheme_kind::asymmetric && zeros[static_cast<std::size_t>(bi * g.nc + bj)] != p.zero)
+        report("zero", bi, bj, static_cast<std::uint32_t>(zeros[static_cast<std::size_t>(bi * g.nc + bj)]), static_cast<std::uint32_t>(p.zero));
+      const qnum::group_params pd = qnum::detail::params_from_stored(s, p.scale_code, p.zero, outer);
+      for (std::int64_t r = r0; r < r1; ++r)
+        for (std::int64_t c = c0; c < c1; ++c) {
+          const std::size_t k = static_cast<std::size_t>(r * S + c);
+          const float x = ld(&in[k]);
+          const std::uint32_t code = qnum::quantize_value(s, p, x, qnum::rne);
+          if (codes[k] != code) report("code", r, c, codes[k], code);
+          const std::uint32_t dq = out_bits(to_out<U>(qnum::dequantize_value(s, pd, code)));
+          if (out_bits(deq[k]) != dq) report("dequantize", r, c, out_bits(deq[k]), dq);
+          const std::uint32_t f = out_bits(to_out<U>(qnum::fake_quant_value(s, p, x, qnum::rne)));
+          if (out_bits(fq[k]) != f) report("fake_quantize", r, c, out_bits(fq[k]), f);
+        }
+      for (std::int64_t r = r0; r < r1; ++r)  // padding between rows untouched
+        for (std::int64_t c = C; c < S; ++c)
+          if (codes[static_cast<std::size_t>(r * S + c)] != 0xAB) report("stride padding", r, c, codes[static_cast<std::size_t>(r * S + c)], 0xAB);
+    }
+  CHECK_MESSAGE(bad == 0, name << " target " << qnum::simd_target_name(qnum::host_simd_target()));
+}
+template <class F, class T, class U>
+void run_case(const qnum::scheme<F>& s, const shape& sh, const std::vector<float>& src, float outer, const char* name) {
+  each_target([&](qnum::simd_target) { run_case_one<F, T, U>(s, sh, src, outer, name); });
+}
+
+const shape shapes[] = {
+    {37, 128, 128, qnum::group_size(32)},  {41, 100, 100, qnum::group_size(32)}, {23, 77, 96, qnum::group_size(16)},
+    {19, 300, 301, qnum::group_size(128)}, {45, 61, 64, qnum::per_row()},        {29, 33, 40, qnum::per_tensor()},
+    {70, 130, 131, qnum::block(32, 32)},   {9, 5, 7, qnum::group_size(3)},        {3, 1, 1, qnum::group_size(32)},
+    // whole rows of groups of 3 or 5 vectors of 16 lanes (6 or 10 of 8, 12 or 20 of 4): every pack width
+    {11, 96, 100, qnum::group_size(48)},   {13, 240, 240, qnum::group_size(80)},
+};
+
+template <class F>
+void run_all(const qnum::scheme<F>& s, const char* name, bool two_level = false) {
+  std::uint64_t seed = 11;
+  for (const shape& sh : shapes) {
+    auto src = hard_data(sh.rows, sh.stride, seed++);
+    if (seed % 2 == 0)  // every other shape finite: a NaN or Inf sends a whole batch of groups to the per-group path
+      for (float& x : src)
+        if (!std::isfinite(x) || std::fabs(x) > 1e20f) x = 1.5f;
+    float outer = 0.0f;
+    if (two_level) {
+      float amax = 0.0f;
+      REQUIRE(qnum::tensor_amax(qnum::view<const float>(src.data(), sh.rows, sh.cols, sh.stride), amax) == qnum::status::ok);
+      outer = qnum::presets::nvfp4_tensor_scale(amax);
+      if (!(outer > 0.0f)) outer = 1.0f;
+    }
+    run_case<F, float, float>(s, sh, src, outer, name);
+    run_case<F, float, std::uint16_t>(s, sh, src, outer, name);
+    run_case<F, std::uint16_t, float>(s, sh, src, outer, name);
+    run_case<F, std::uint16_t, std::uint16_t>(s, sh, src, outer, name);
+  }
+}
+
+template <class F>
+void integer_variants(const char* fname) {
+  using qnum::dtype;
+  std::vector<qnum::scheme<F>> v;
+  if constexpr (F::is_signed) v.push_back(qnum::symmetric_restricted<F>());
+  v.push_back(qnum::symmetric_full<F>());
+  v.push_back(qnum::asymmetric<F>());
+  const std::size_t base = v.size();
+  for (std::size_t i = 0; i < base; ++i) {
+    v.push_back(v[i].x_multiply());
+    v.push_back(v[i].scale_multiply().eps_floor(1e-5f));
+    v.push_back(v[i].stored_as(dtype::bf16).eps_zero_to(0.0078125f));
+    v.push_back(v[i].stored_as(dtype::fp16).codes_from_fp32_scale());
+    v.push_back(v[i].stored_as(dtype::e8m0).with_pow2(qnum::pow2_rule::ceil_pow2));
+    v.push_back(v[i].zero_before_round().x_multiply());
+    v.push_back(v[i].zero_before_round().zero_round_after_subtract());
+    v.push_back(v[i].stored_as(dtype::ue4m3));
+    v.push_back(v[i].in_work(qnum::dtype::bf16));  // generic path: checks the dispatch leaves it there
+  }
+  for (const auto& s : v) run_all(s, fname);
+}
+
+}  // namespace
