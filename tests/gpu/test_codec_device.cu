@@ -58,10 +58,14 @@ struct hw_vs_portable {
     const std::uint32_t a = gpu::encode_hw<fp8_e4m3>(x) ^ encode<fp8_e4m3>(x);
     const std::uint32_t b = gpu::encode_hw<fp8_e5m2>(x) ^ encode<fp8_e5m2>(x);
     const std::uint32_t c = gpu::encode_hw<fp4_e2m1>(x) ^ encode<fp4_e2m1>(x);
+    // A pair: x with its bit complement (the other sign, another magnitude), x's code in the low byte.
+    const float y = detail::bits_to_float(~detail::float_to_bits(x));
+    const std::uint32_t a2 = gpu::encode2_hw<fp8_e4m3>(x, y) ^ (encode<fp8_e4m3>(x) | std::uint32_t{encode<fp8_e4m3>(y)} << 8);
+    const std::uint32_t b2 = gpu::encode2_hw<fp8_e5m2>(x, y) ^ (encode<fp8_e5m2>(x) | std::uint32_t{encode<fp8_e5m2>(y)} << 8);
 #if defined(__CUDA_ARCH__)
-    return a | b | c;
+    return a | b | c | a2 | b2;
 #else
-    return 0u * (a | b | c);  // host: both sides are the portable path
+    return 0u * (a | b | c | a2 | b2);  // host: both sides are the portable path
 #endif
   }
 };
@@ -197,7 +201,7 @@ TEST_CASE("every encode and decode gives the same bits on host and device") {
   CHECK(qtest::host_device_mismatches("encode_all", encode_all{}, n_inputs) == 0);
 }
 
-TEST_CASE("hardware cvt.rn.satfinite equals the portable path") {
+TEST_CASE("hardware cvt.rn.satfinite (one value and a pair) equals the portable path") {
   CHECK(qtest::host_device_mismatches("hw_vs_portable", hw_vs_portable{}, n_inputs) == 0);
 }
 

@@ -1,7 +1,7 @@
 // qnum/gpu/codec_hw.cuh: hardware float->fp8/fp4 conversions (cvt.rn.satfinite) for device code.
 //
-// encode_hw<F>(x) returns exactly encode<F>(x, rne, satfinite) (tests/gpu/test_codec_device.cu
-// compares the two over every bf16 pattern and a million random floats). On sm_89 and newer it is
+// encode_hw<F>(x) returns exactly encode<F>(x, rne, satfinite), and encode2_hw<F>(x0, x1) the two codes of a pair
+// (tests/gpu/test_codec_device.cu compares them over every bf16 pattern and a million random floats). On sm_89 and newer it is
 // one cvt instruction for E4M3/E5M2, on sm_100+ also for E2M1; elsewhere, and in host code, it is
 // the portable bit-exact path. Include it only from code compiled by nvcc.
 #pragma once
@@ -45,6 +45,20 @@ __host__ __device__ inline code_t<F> encode_hw(float x) {
   }
 #endif
   return encode<F>(x, rne, satfinite);
+}
+
+// encode_hw<F> of two values: x0's code in bits 0-7, x1's in bits 8-15. On sm_89 and newer one
+// cvt.rn.satfinite.e4m3x2 / e5m2x2 for E4M3/E5M2 (the conversion encode_hw makes of each value alone), where two
+// single conversions cost a cvt each and a byte merge; elsewhere, and for the other formats, two encode_hw.
+template <class F>
+__host__ __device__ inline std::uint32_t encode2_hw(float x0, float x1) {
+  static_assert(F::bits <= 8, "encode2_hw: codes of at most 8 bits");
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  if constexpr (std::is_same_v<F, fp8_e4m3> || std::is_same_v<F, fp8_e5m2>) {
+    return __nv_cvt_float2_to_fp8x2(make_float2(x0, x1), __NV_SATFINITE, std::is_same_v<F, fp8_e4m3> ? __NV_E4M3 : __NV_E5M2);
+  }
+#endif
+  return static_cast<std::uint32_t>(encode_hw<F>(x0)) | static_cast<std::uint32_t>(encode_hw<F>(x1)) << 8;
 }
 
 // Two floats as bf16 / binary16 bits, lo | hi << 16, by one cvt.rn.bf16x2.f32 / cvt.rn.f16x2.f32: RNE, overflow to

@@ -72,6 +72,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cstring>
 #include <cub/block/block_reduce.cuh>
 #include <type_traits>
 
@@ -394,12 +395,21 @@ __device__ __forceinline__ void on_code_path(code_path path, Fn&& fn) {
   else fn(std::integral_constant<code_path, code_path::division>{});
 }
 
-// The codes of a fragment by path P.
+// The codes of a fragment by path P. Float formats in pairs (encode2_hw: one conversion for two codes on sm_89+,
+// the bits of code_rne's encode_hw for each).
 template <code_path P, class F, int N>
 __device__ __forceinline__ void quantize_fragment_on(const scheme<F>& s, const group_params& p, const divisor& d,
                                                      const float (&v)[N], std::uint8_t (&codes)[N]) {
+  if constexpr (!F::is_integer && N % 2 == 0) {
 #pragma unroll
-  for (int i = 0; i < N; ++i) codes[i] = static_cast<std::uint8_t>(quantize_on<P>(s, p, d, v[i]));
+    for (int i = 0; i < N; i += 2) {
+      const std::uint16_t pair = static_cast<std::uint16_t>(encode2_hw<F>(scaled_on<P>(s, p, d, v[i]), scaled_on<P>(s, p, d, v[i + 1])));
+      memcpy(&codes[i], &pair, 2);  // little-endian: codes[i] = the low byte
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < N; ++i) codes[i] = static_cast<std::uint8_t>(quantize_on<P>(s, p, d, v[i]));
+  }
 }
 // One choice of path per fragment, then a branch-free loop. bound: an upper bound of the magnitudes of v's
 // non-NaN elements where the caller knows one (the group's amax when no element is infinite), else +Inf:
@@ -430,6 +440,14 @@ __device__ __forceinline__ void quantize_fragment_stochastic(const scheme<F>& s,
 template <code_path P, class F, int N>
 __device__ __forceinline__ void fake_quantize_fragment_on(const scheme<F>& s, const group_params& p, const divisor& d,
                                                           float (&v)[N]) {
+  if constexpr (F::is_integer) {
+    if (!qnum::detail::is_nonfinite(p.scale)) {
+      // A finite scale: (q - z) * scale is finite or +-Inf, never NaN, so dequantize_int_q without its NaN select.
+#pragma unroll
+      for (int i = 0; i < N; ++i) v[i] = qnum::detail::dequantize_int_q_finite_scale(s, p, quantize_int_on<P>(s, p, d, v[i]));
+      return;
+    }
+  }
 #pragma unroll
   for (int i = 0; i < N; ++i) {
     if constexpr (F::is_integer) {  // dequantize_value of the code, from its integer (no masking and sign extension)
@@ -631,6 +649,13 @@ __device__ __forceinline__ float raw_amax(const ::uint4 (&raw)[K]) {
   return fmaxf(io<D>::load(static_cast<std::uint16_t>(m)), io<D>::load(static_cast<std::uint16_t>(m >> 16)));
 }
 
+// One 16-byte store of w at p (16-byte aligned; a generic address: global, shared or local memory): st.v4.b32
+// written out, since the compiler splits the vector store of store_chunk's 16-bit outputs (two ways of computing
+// the words, see there) into four 4-byte stores (fp32 outputs keep the plain vector store, which it leaves whole).
+__device__ __forceinline__ void store_v4(void* p, const unsigned (&w)[4]) {
+  asm volatile("st.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3]) : "memory");
+}
+
 __device__ __forceinline__ bool aligned(const void* p, unsigned bytes) {
   return (reinterpret_cast<std::uintptr_t>(p) & (bytes - 1u)) == 0;
 }
@@ -687,7 +712,8 @@ __device__ __forceinline__ void store_chunk(storage_t<D>* p, int n, bool vec, co
                      (static_cast<unsigned>(io<D>::store(qnum::detail::canonical_nan(v[k * per + 2 * i + 1]))) << 16);
           }
         }
-        reinterpret_cast<::uint4*>(p)[k] = make_uint4(w[0], w[1], w[2], w[3]);
+        if constexpr (io<D>::size == 4) reinterpret_cast<::uint4*>(p)[k] = make_uint4(w[0], w[1], w[2], w[3]);
+        else store_v4(reinterpret_cast<::uint4*>(p) + k, w);
       }
       return;
     }
@@ -697,16 +723,23 @@ __device__ __forceinline__ void store_chunk(storage_t<D>* p, int n, bool vec, co
     if (i < n) p[i] = io<D>::store(v[i]);
 }
 
-// n (0..V) code bytes; one 4-, 8- or 16-byte store when whole and `vec`.
-template <int V>
+// n (0..V) code bytes; one 4-, 8- or 16-byte store when whole and `vec`. Pairs: the codes were written two at a
+// time (quantize_fragment of a float format: 16-bit pairs from encode2_hw), so the words are read as the bytes lie
+// (one byte permutation a word from two pairs; the shifts and masks of single bytes cost three times that there,
+// while for single integer codes they compile to the permutations already).
+template <int V, bool Pairs = false>
 __device__ __forceinline__ void store_codes(std::uint8_t* p, int n, bool vec, const std::uint8_t (&c)[V]) {
   if constexpr (V == 4 || V == 8 || V == 16) {
     if (vec && n == V) {
       unsigned w[V / 4];
+      if constexpr (Pairs) {
+        memcpy(w, c, V);  // code i in byte i % 4 of word i / 4 (little-endian)
+      } else {
 #pragma unroll
-      for (int k = 0; k < V / 4; ++k)
-        w[k] = static_cast<unsigned>(c[4 * k]) | (static_cast<unsigned>(c[4 * k + 1]) << 8) |
-               (static_cast<unsigned>(c[4 * k + 2]) << 16) | (static_cast<unsigned>(c[4 * k + 3]) << 24);
+        for (int k = 0; k < V / 4; ++k)
+          w[k] = static_cast<unsigned>(c[4 * k]) | (static_cast<unsigned>(c[4 * k + 1]) << 8) |
+                 (static_cast<unsigned>(c[4 * k + 2]) << 16) | (static_cast<unsigned>(c[4 * k + 3]) << 24);
+      }
       if constexpr (V == 4) *reinterpret_cast<unsigned*>(p) = w[0];
       else if constexpr (V == 8) *reinterpret_cast<uint2*>(p) = make_uint2(w[0], w[1]);
       else *reinterpret_cast<::uint4*>(p) = make_uint4(w[0], w[1], w[2], w[3]);
@@ -906,7 +939,7 @@ __device__ __forceinline__ void store_emitted(const job<Sch, In, Out>& j, Dst&& 
   } else if constexpr (E == emit::codes) {
     std::uint8_t cb[V];
     codes(cb);
-    store_codes<V>(dst(), n, Full || j.vec_out, cb);
+    store_codes<V, !Sch::format::is_integer>(dst(), n, Full || j.vec_out, cb);
   } else {
     fake(v);
     store_chunk<Out, V>(dst(), n, Full || j.vec_out, v);
@@ -966,13 +999,16 @@ __device__ __forceinline__ void rows_group(const job<Sch, In, Out>& j, const S& 
   const auto reduce = [&](const group_stats& x) { return warp_subgroup_reduce<1, 32>(s, x, L); };
   group_stats st;
   float bound;
+  // A whole group: chunk k of the lane at k * L * V elements from its first (32-bit offsets from one pointer).
+  const int step = L * V;
+  const std::int64_t c_first = c0 + static_cast<std::int64_t>(sub) * V;
   if constexpr (Full && V * io<In>::size == 16) {  // one 16-byte word a chunk, kept for raw_group_stats
+    const storage_t<In>* first = row + c_first;
     ::uint4 raw[K];
 #pragma unroll
     for (int k = 0; k < K; ++k) {
-      const std::int64_t c = c0 + static_cast<std::int64_t>(sub + static_cast<unsigned>(k * L)) * V;
       n[k] = V;
-      raw[k] = __ldg(reinterpret_cast<const ::uint4*>(row + c));
+      raw[k] = __ldg(reinterpret_cast<const ::uint4*>(first + k * step));
       widen_chunk<In>(raw[k], v[k]);
     }
     st = raw_group_stats<In, warp_any>(s, raw, v, reduce, bound);
@@ -988,10 +1024,19 @@ __device__ __forceinline__ void rows_group(const job<Sch, In, Out>& j, const S& 
   if (!active) return;
   const group_params p = job_params(j, s, st);
   if (E != emit::fake && sub == 0) write_group_params(j, s, r, bj, p);
+  if constexpr (Full) {
+    const emit_ptr_t<E, Out> first = emit_ptr<E>(j, r, c_first);
+    // The divisor and code path once for the lane's chunks (code_path_of: the same choice quantize_fragment makes).
+    const divisor d = divisor_of(s, p);
+    const code_path path = code_path_of(s, p, d, bound);
 #pragma unroll
-  for (int k = 0; k < K; ++k) {
-    const std::int64_t c = c0 + static_cast<std::int64_t>(sub + static_cast<unsigned>(k * L)) * V;
-    if (Full || n[k] > 0) emit_chunk<E, Full>(j, s, p, r, c, n[k], v[k], bound);
+    for (int k = 0; k < K; ++k) emit_chunk_on<E>(j, s, p, d, path, first + k * (E == emit::packed ? step / 8 : step), v[k]);
+  } else {
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      const std::int64_t c = c0 + static_cast<std::int64_t>(sub + static_cast<unsigned>(k * L)) * V;
+      if (n[k] > 0) emit_chunk<E>(j, s, p, r, c, n[k], v[k], bound);
+    }
   }
 }
 
