@@ -51,8 +51,11 @@ inline std::vector<float> normal_data(std::size_t n, std::uint32_t seed = 1) {
   return v;
 }
 
-// Collects bytes_per_second per benchmark (the median aggregate when repetitions are used) and, at
-// the end, prints each benchmark's ratio to the baselines named "copy/<size>" and "scalar_*/<size>".
+// Collects bytes_per_second and items_per_second per benchmark (the median aggregate when repetitions are
+// used) and, at the end, prints each benchmark's rates and its ratios to the baselines of its size:
+// "copy/<size>" (by bytes, and by elements: the host targets are stated as element rates against the fp32
+// copy's), "scalar_<op>/<size>" and, where the program ran it, ggml's SIMD Q8_0 "ggml_q8_0_fp32/<size>"
+// (by elements).
 class ratio_reporter : public benchmark::ConsoleReporter {
  public:
   void ReportRuns(const std::vector<Run>& runs) override {
@@ -68,23 +71,28 @@ class ratio_reporter : public benchmark::ConsoleReporter {
         if (k != std::string::npos && k + std::string(suffix).size() == name.size()) name.erase(k);
       }
       bw_[name] = it->second.value;
+      const auto el = r.counters.find("items_per_second");
+      el_[name] = el == r.counters.end() ? 0.0 : el->second.value;
       order_.push_back(name);
     }
     ConsoleReporter::ReportRuns(runs);
   }
   void Finalize() override {
     ConsoleReporter::Finalize();
-    std::printf("\n%-58s %10s %9s %9s\n", "benchmark", "GB/s", "vs copy", "vs scalar");
+    std::printf("\n%-46s %8s %8s %8s %8s %9s %8s\n", "benchmark", "GB/s", "G el/s", "vs copy", "el/copy",
+                "vs scalar", "vs ggml");
     std::vector<std::string> seen;
     for (const auto& name : order_) {
       if (std::find(seen.begin(), seen.end(), name) != seen.end()) continue;
       seen.push_back(name);
       const std::string size = name.substr(name.rfind('/') + 1);
-      const double bw = bw_[name];
-      const double copy = lookup("copy/", size);
-      const double scalar = lookup(scalar_name(name), size);
-      std::printf("%-58s %10.2f %8.0f%% %8.2fx\n", name.c_str(), bw / 1e9, copy > 0 ? 100.0 * bw / copy : 0.0,
-                  scalar > 0 ? bw / scalar : 0.0);
+      const double bw = bw_[name], el = el_[name];
+      const double copy = lookup(bw_, "copy/", size), copy_el = lookup(el_, "copy/", size);
+      const double scalar = lookup(bw_, scalar_name(name), size);
+      const double ggml = lookup(el_, "ggml_q8_0_fp32/", size);
+      std::printf("%-46s %8.2f %8.3f %7.0f%% %7.0f%% %8.2fx %7.2fx\n", name.c_str(), bw / 1e9, el / 1e9,
+                  copy > 0 ? 100.0 * bw / copy : 0.0, copy_el > 0 ? 100.0 * el / copy_el : 0.0,
+                  scalar > 0 ? bw / scalar : 0.0, ggml > 0 ? el / ggml : 0.0);
     }
   }
 
@@ -94,11 +102,11 @@ class ratio_reporter : public benchmark::ConsoleReporter {
     const std::string op = name.substr(0, name.find('/'));
     return "scalar_" + op + "/";
   }
-  double lookup(const std::string& prefix, const std::string& size) const {
-    auto it = bw_.find(prefix + size);
-    return it == bw_.end() ? 0.0 : it->second;
+  static double lookup(const std::map<std::string, double>& m, const std::string& prefix, const std::string& size) {
+    auto it = m.find(prefix + size);
+    return it == m.end() ? 0.0 : it->second;
   }
-  std::map<std::string, double> bw_;
+  std::map<std::string, double> bw_, el_;
   std::vector<std::string> order_;
 };
 

@@ -4,6 +4,9 @@
 //   qnum-bench-host [--large] [Google Benchmark flags]
 //
 // Sizes: 512 (512x512, cache-resident) and 4096 (4096x4096, DRAM); --large adds 8192x8192.
+// Built with -Dggml_prefix (tools/bench-host.sh), it also runs ggml's own CPU quantizers (ggml_*), after
+// checking that the GGUF writers' bytes equal ggml's _ref quantizers' on the same inputs (exit 1 if not), and
+// prints every element rate against ggml's SIMD Q8_0 of the same run.
 // Every benchmark reports items/s (elements) and bytes/s counting every byte read and written once
 // (input, output, scales, zero points, residuals). copy/<n> copies the fp32 matrix (read + write).
 // scalar_<op>/<n> is a straightforward loop (fabs/divide/nearbyint) computing the same result shape.
@@ -18,7 +21,13 @@
 #include <qnum/quantize_tensor.hpp>
 #include <qnum/static_scheme.hpp>
 
+#if defined(QNUM_BENCH_GGML)
+#include <ggml-cpu.h>
+#include <ggml.h>
+#endif
+
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -140,6 +149,65 @@ void bm_ref_gguf(benchmark::State& s) {
   }
   qbench::set_counters(s, n * n, n * n * 4 + n * n / 32 * bb);
 }
+
+#if defined(QNUM_BENCH_GGML)
+// ---- ggml's own CPU quantizers (a ggml build linked by -Dggml_prefix): its CPU backend's from_float for
+// Q8_0 (quantize_row_q8_0, SIMD) and the _ref quantizers the GGUF writers match byte for byte; one call per
+// row, as bm_gguf calls qnum. ------------------------------------------------------------------------------
+const char* gguf_name(qnum::gguf::type t) {
+  return t == qnum::gguf::type::q8_0 ? "Q8_0" : t == qnum::gguf::type::q4_0 ? "Q4_0" : "Q4_1";
+}
+ggml_type ggml_type_of(qnum::gguf::type t) {
+  return t == qnum::gguf::type::q8_0 ? GGML_TYPE_Q8_0 : t == qnum::gguf::type::q4_0 ? GGML_TYPE_Q4_0 : GGML_TYPE_Q4_1;
+}
+ggml_from_float_t ggml_quantizer(qnum::gguf::type t, bool simd) {
+  return simd ? ggml_get_type_traits_cpu(ggml_type_of(t))->from_float : ggml_get_type_traits(ggml_type_of(t))->from_float_ref;
+}
+template <qnum::gguf::type T, bool Simd>
+void bm_ggml(benchmark::State& s) {
+  const std::int64_t n = s.range(0);
+  inputs& in = data(n);
+  const std::int64_t rb = qnum::gguf::row_bytes(T, n);
+  std::vector<std::uint8_t> out(static_cast<std::size_t>(n * rb));
+  const ggml_from_float_t fn = ggml_quantizer(T, Simd);
+  for (auto _ : s) {
+    for (std::int64_t r = 0; r < n; ++r) fn(in.f32.data() + r * n, out.data() + r * rb, n);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  qbench::set_counters(s, n * n, n * n * 4 + n * rb);
+}
+// Before any timing: the GGUF writers' bytes equal ggml's _ref output on every benchmark input, and the number of
+// Q8_0 blocks where ggml's SIMD quantizer differs from its own _ref (ties, its 127/amax multiplier) is printed.
+bool ggml_bytes_agree(const std::vector<std::int64_t>& sizes) {
+  bool ok = true;
+  for (const std::int64_t n : sizes) {
+    inputs& in = data(n);
+    for (const auto t : {qnum::gguf::type::q8_0, qnum::gguf::type::q4_0, qnum::gguf::type::q4_1}) {
+      const std::int64_t rb = qnum::gguf::row_bytes(t, n);
+      const std::size_t bytes = static_cast<std::size_t>(n * rb);
+      std::vector<std::uint8_t> mine(bytes), ref(bytes), simd(bytes);
+      for (std::int64_t r = 0; r < n; ++r) {
+        if (qnum::gguf::quantize(t, qnum::view(in.f32.data() + r * n, n), qnum::view(mine.data() + r * rb, rb)) != qnum::status::ok)
+          ok = false;
+        ggml_quantizer(t, false)(in.f32.data() + r * n, ref.data() + r * rb, n);
+        ggml_quantizer(t, true)(in.f32.data() + r * n, simd.data() + r * rb, n);
+      }
+      const int bb = qnum::gguf::block_bytes(t);
+      std::int64_t differ = 0, simd_differ = 0;
+      for (std::size_t b = 0; b < bytes; b += static_cast<std::size_t>(bb)) {
+        differ += std::memcmp(mine.data() + b, ref.data() + b, static_cast<std::size_t>(bb)) != 0;
+        simd_differ += std::memcmp(simd.data() + b, ref.data() + b, static_cast<std::size_t>(bb)) != 0;
+      }
+      std::printf("ggml %s %lldx%lld: qnum vs _ref %lld of %lld blocks differ; ggml's from_float vs _ref %lld\n",
+                  gguf_name(t), static_cast<long long>(n), static_cast<long long>(n), static_cast<long long>(differ),
+                  static_cast<long long>(n * n / 32), static_cast<long long>(simd_differ));
+      ok = ok && differ == 0;
+    }
+  }
+  return ok;
+}
+#endif
 
 template <class T>
 void bm_scalar_quantize(benchmark::State& s) {
@@ -419,6 +487,17 @@ int main(int argc, char** argv) {
   reg("ref_gguf_q4_0_fp32", bm_ref_gguf<qnum::gguf::type::q4_0>, sizes);
   reg("gguf_q4_1_fp32", bm_gguf<qnum::gguf::type::q4_1>, sizes);
   reg("ref_gguf_q4_1_fp32", bm_ref_gguf<qnum::gguf::type::q4_1>, sizes);
+#if defined(QNUM_BENCH_GGML)
+  ggml_cpu_init();
+  if (!ggml_bytes_agree(sizes)) {
+    std::fprintf(stderr, "qnum-bench-host: the GGUF writers' bytes differ from ggml's _ref quantizers\n");
+    return 1;
+  }
+  reg("ggml_q8_0_fp32", bm_ggml<qnum::gguf::type::q8_0, true>, sizes);
+  reg("ggml_ref_q8_0_fp32", bm_ggml<qnum::gguf::type::q8_0, false>, sizes);
+  reg("ggml_ref_q4_0_fp32", bm_ggml<qnum::gguf::type::q4_0, false>, sizes);
+  reg("ggml_ref_q4_1_fp32", bm_ggml<qnum::gguf::type::q4_1, false>, sizes);
+#endif
   reg_typed<float>(sizes);
   reg_typed<std::uint16_t>(sizes);
   int ac = static_cast<int>(args.size());

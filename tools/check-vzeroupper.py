@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""Find calls from qnum's AVX2 / AVX-512 host lanes into code compiled without AVX while the upper halves of
+the vector registers may hold data.
+
+    tools/check-vzeroupper.py PROGRAM [PROGRAM ...]
+
+On Intel cores every SSE instruction that runs while the upper halves of ymm/zmm0-15 are dirty pays a merge
+with them: a generic (SSE) helper called from the AVX-512 lanes without a vzeroupper first ran a 512x512 int8
+g32 quantize at 0.4x its speed (docs/performance.md). The lanes route such calls through generic_call
+(host/simd_lanes.inc); this check reads a built program's disassembly (objdump) and lists every call (or tail
+jump) that still leaves a function of the namespaces detail::simd::avx2 / detail::simd::avx512 for one outside
+them while the state may be dirty.
+
+The state is followed through each function's jumps (may-be-dirty: any path that wrote a ymm/zmm register
+since the last vzeroupper) and across calls between the lanes' own functions (a lane function called with
+dirty state starts dirty). glibc's memcpy, memmove and memset, which use VEX code on AVX machines, are allowed.
+Exit status: 0 none found, 1 found (each printed), 77 objdump missing or no lane function in the program.
+"""
+import re
+import shutil
+import subprocess
+import sys
+
+ALLOWED_PLT = ("memcpy", "memmove", "memset", "__memcpy_chk", "__memset_chk")
+HEADER = re.compile(r"^([0-9a-f]+) <(.*)>:$")
+INSN = re.compile(r"^\s*([0-9a-f]+):\s*(\S.*)$")
+TARGET = re.compile(r"^([0-9a-f]+) <(.*)>$")
+WRITES_WIDE = re.compile(r"%[yz]mm\d+(\{[^}]*\})*$")
+UNCONDITIONAL = ("jmp", "ret", "ud2", "hlt")
+
+
+def strip_nested(name):
+    """A demangled name without its template arguments and parameter lists: the scope a function lives in."""
+    out, depth = [], 0
+    for ch in name:
+        if ch in "<(":
+            depth += 1
+        elif ch in ">)" and depth > 0:
+            depth -= 1
+        elif depth == 0:
+            out.append(ch)
+    return "".join(out)
+
+
+def is_lane(name):
+    scope = strip_nested(name)
+    return "::simd::avx2::" in scope or "::simd::avx512::" in scope
+
+
+def read(program):
+    dump = subprocess.run(["objdump", "-d", "--no-show-raw-insn", "-C", program], check=True,
+                          capture_output=True, text=True).stdout
+    funcs, cur = {}, None
+    for line in dump.splitlines():
+        m = HEADER.match(line)
+        if m:
+            cur = {"addr": int(m.group(1), 16), "name": m.group(2), "insns": []}
+            funcs[cur["addr"]] = cur
+            continue
+        m = INSN.match(line)
+        if m and cur is not None:
+            # objdump's comments ("# 2a1c0 <symbol>") follow whitespace; a lambda's name has "#1}" in it
+            cur["insns"].append((int(m.group(1), 16), re.sub(r"\s+#\s.*$", "", m.group(2)).strip()))
+    return funcs
+
+
+def branch_target(operands):
+    m = TARGET.match(operands.strip())
+    return (int(m.group(1), 16), m.group(2)) if m else (None, operands.strip())
+
+
+def analyse(func, entry_dirty):
+    """Yields (address, mnemonic, target address, target name, dirty) for each call / jump out of the function."""
+    insns = func["insns"]
+    index = {a: i for i, (a, _) in enumerate(insns)}
+    state_in = [False] * len(insns)
+    if insns:
+        state_in[0] = entry_dirty
+    changed = True
+    seen = [False] * len(insns)
+    if insns:
+        seen[0] = True
+    while changed:
+        changed = False
+        for i, (addr, text) in enumerate(insns):
+            if not seen[i]:
+                continue
+            parts = text.split(None, 1)
+            op = parts[0] if parts else ""
+            rest = parts[1] if len(parts) > 1 else ""
+            dirty = state_in[i]
+            if op in ("vzeroupper", "vzeroall"):
+                dirty = False
+            elif WRITES_WIDE.search(rest) and not op.startswith("call"):
+                dirty = True
+            succ = []
+            if op.startswith("j"):
+                t, _ = branch_target(rest)
+                if t is not None and t in index:
+                    succ.append(index[t])
+            if not (op in UNCONDITIONAL or op.startswith("jmp") or op.startswith("ret")) and i + 1 < len(insns):
+                succ.append(i + 1)
+            for j in succ:
+                if not seen[j] or (dirty and not state_in[j]):
+                    seen[j] = True
+                    state_in[j] = state_in[j] or dirty
+                    changed = True
+    for i, (addr, text) in enumerate(insns):
+        if not seen[i]:
+            continue
+        parts = text.split(None, 1)
+        op = parts[0] if parts else ""
+        rest = parts[1] if len(parts) > 1 else ""
+        if op.startswith("call") or op.startswith("jmp"):
+            t, name = branch_target(rest)
+            if op.startswith("jmp") and t is not None and t in index:
+                continue  # a jump inside the function
+            if op.startswith("jmp") and t is None:
+                continue  # an indirect jump: a switch table inside the function
+            yield addr, op, t, name, state_in[i]
+
+
+def check(program):
+    funcs = read(program)
+    lanes = {a for a, f in funcs.items() if is_lane(f["name"])}
+    if not lanes:
+        return None
+    dirty_entry = set()
+    while True:
+        grew = False
+        for a in lanes:
+            for _, _, t, _, dirty in analyse(funcs[a], a in dirty_entry):
+                if dirty and t in lanes and t not in dirty_entry:
+                    dirty_entry.add(t)
+                    grew = True
+        if not grew:
+            break
+    found = []
+    for a in sorted(lanes):
+        for addr, op, t, name, dirty in analyse(funcs[a], a in dirty_entry):
+            if not dirty or t in lanes:
+                continue
+            if name.endswith("@plt>") or "@plt" in name:
+                if any(name.startswith(p + "@") or ("<" + p + "@") in name for p in ALLOWED_PLT):
+                    continue
+            found.append((funcs[a]["name"], addr, op, name))
+    return found
+
+
+def main(argv):
+    if len(argv) < 2:
+        print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
+        return 2
+    if shutil.which("objdump") is None:
+        print("check-vzeroupper: objdump not found (binutils)")
+        return 77
+    total, checked = 0, 0
+    for program in argv[1:]:
+        found = check(program)
+        if found is None:
+            print(f"{program}: no AVX2 / AVX-512 lane function")
+            continue
+        checked += 1
+        for fname, addr, op, callee in found:
+            print(f"{program}: {addr:#x} in {fname[:160]}: {op} {callee[:160]} with dirty upper state")
+        print(f"{program}: {len(found)} call(s) into non-AVX code with dirty upper state")
+        total += len(found)
+    if checked == 0:
+        return 77
+    return 1 if total else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
