@@ -475,6 +475,11 @@ int main(int argc, char** argv) {
   static char min_time[] = "--benchmark_min_time=0.05";
   if (!have_min_time) args.insert(args.begin() + 1, min_time);
   benchmark::AddCustomContext("qnum_host_simd", qnum::simd_target_name(qnum::host_simd_target()));
+#if QNUM_HOST_SIMD
+  // The lanes' CPU-dependent choices (host/simd.hpp): same bits either way, different times.
+  benchmark::AddCustomContext("qnum_bf16_convert", qnum::detail::simd::bf16_convert() ? "on" : "off");
+  benchmark::AddCustomContext("qnum_fma_division_everywhere", qnum::detail::simd::fma_division_everywhere() ? "on" : "off");
+#endif
   reg("copy", bm_copy, sizes);
   reg("quantize_int8_g32_runtime_fp32", bm_quantize<float, runtime_int8, 32>, sizes);
   reg("quantize_int8_g32_fixed_fp32", bm_quantize<float, fixed_int8, 32>, sizes);
