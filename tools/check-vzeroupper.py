@@ -69,25 +69,30 @@ def branch_target(operands):
     return (int(m.group(1), 16), m.group(2)) if m else (None, operands.strip())
 
 
+def split(text):
+    parts = text.split(None, 1)
+    return (parts[0] if parts else ""), (parts[1] if len(parts) > 1 else "")
+
+
 def analyse(func, entry_dirty):
     """Yields (address, mnemonic, target address, target name, dirty) for each call / jump out of the function."""
-    insns = func["insns"]
-    index = {a: i for i, (a, _) in enumerate(insns)}
+    insns = [(addr,) + split(text) for addr, text in func["insns"]]
+    index = {a: i for i, (a, _, _) in enumerate(insns)}
+    seen = [False] * len(insns)
     state_in = [False] * len(insns)
     if insns:
-        state_in[0] = entry_dirty
+        seen[0], state_in[0] = True, entry_dirty
+    # After an indirect jump (a switch's table) any instruction may come next: `anywhere` holds whether one was
+    # reached (None: not yet) and with which state.
+    anywhere = None
     changed = True
-    seen = [False] * len(insns)
-    if insns:
-        seen[0] = True
     while changed:
         changed = False
-        for i, (addr, text) in enumerate(insns):
+        for i, (_, op, rest) in enumerate(insns):
+            if anywhere is not None and (not seen[i] or (anywhere and not state_in[i])):
+                seen[i], state_in[i] = True, state_in[i] or anywhere
             if not seen[i]:
                 continue
-            parts = text.split(None, 1)
-            op = parts[0] if parts else ""
-            rest = parts[1] if len(parts) > 1 else ""
             dirty = state_in[i]
             if op in ("vzeroupper", "vzeroall"):
                 dirty = False
@@ -98,6 +103,9 @@ def analyse(func, entry_dirty):
                 t, _ = branch_target(rest)
                 if t is not None and t in index:
                     succ.append(index[t])
+                elif t is None and op.startswith("jmp") and (anywhere is None or (dirty and not anywhere)):
+                    anywhere = dirty
+                    changed = True
             if not (op in UNCONDITIONAL or op.startswith("jmp") or op.startswith("ret")) and i + 1 < len(insns):
                 succ.append(i + 1)
             for j in succ:
@@ -105,19 +113,13 @@ def analyse(func, entry_dirty):
                     seen[j] = True
                     state_in[j] = state_in[j] or dirty
                     changed = True
-    for i, (addr, text) in enumerate(insns):
-        if not seen[i]:
+    for i, (addr, op, rest) in enumerate(insns):
+        if not seen[i] or not (op.startswith("call") or op.startswith("jmp")):
             continue
-        parts = text.split(None, 1)
-        op = parts[0] if parts else ""
-        rest = parts[1] if len(parts) > 1 else ""
-        if op.startswith("call") or op.startswith("jmp"):
-            t, name = branch_target(rest)
-            if op.startswith("jmp") and t is not None and t in index:
-                continue  # a jump inside the function
-            if op.startswith("jmp") and t is None:
-                continue  # an indirect jump: a switch table inside the function
-            yield addr, op, t, name, state_in[i]
+        t, name = branch_target(rest)
+        if op.startswith("jmp") and (t is None or t in index):
+            continue  # a jump inside the function (direct, or through a switch's table)
+        yield addr, op, t, name, state_in[i]
 
 
 def check(program):
