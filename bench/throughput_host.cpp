@@ -154,12 +154,10 @@ void bm_ref_gguf(benchmark::State& s) {
 // ---- ggml's own CPU quantizers (a ggml build linked by -Dggml_prefix): its CPU backend's from_float for
 // Q8_0 (quantize_row_q8_0, SIMD) and the _ref quantizers the GGUF writers match byte for byte; one call per
 // row, as bm_gguf calls qnum. ------------------------------------------------------------------------------
-const char* gguf_name(qnum::gguf::type t) {
-  return t == qnum::gguf::type::q8_0 ? "Q8_0" : t == qnum::gguf::type::q4_0 ? "Q4_0" : "Q4_1";
-}
-ggml_type ggml_type_of(qnum::gguf::type t) {
-  return t == qnum::gguf::type::q8_0 ? GGML_TYPE_Q8_0 : t == qnum::gguf::type::q4_0 ? GGML_TYPE_Q4_0 : GGML_TYPE_Q4_1;
-}
+// qnum's gguf::type values are GGMLQuantizationType's.
+static_assert(static_cast<int>(qnum::gguf::type::q8_0) == GGML_TYPE_Q8_0 && static_cast<int>(qnum::gguf::type::q4_0) == GGML_TYPE_Q4_0 &&
+              static_cast<int>(qnum::gguf::type::q4_1) == GGML_TYPE_Q4_1, "gguf::type is GGMLQuantizationType");
+ggml_type ggml_type_of(qnum::gguf::type t) { return static_cast<ggml_type>(static_cast<int>(t)); }
 ggml_from_float_t ggml_quantizer(qnum::gguf::type t, bool simd) {
   return simd ? ggml_get_type_traits_cpu(ggml_type_of(t))->from_float : ggml_get_type_traits(ggml_type_of(t))->from_float_ref;
 }
@@ -187,9 +185,9 @@ bool ggml_bytes_agree(const std::vector<std::int64_t>& sizes) {
       const std::int64_t rb = qnum::gguf::row_bytes(t, n);
       const std::size_t bytes = static_cast<std::size_t>(n * rb);
       std::vector<std::uint8_t> mine(bytes), ref(bytes), simd(bytes);
+      if (qnum::gguf::quantize(t, qnum::view<const float>(in.f32.data(), n, n), qnum::view(mine.data(), n, rb)) != qnum::status::ok)
+        ok = false;
       for (std::int64_t r = 0; r < n; ++r) {
-        if (qnum::gguf::quantize(t, qnum::view(in.f32.data() + r * n, n), qnum::view(mine.data() + r * rb, rb)) != qnum::status::ok)
-          ok = false;
         ggml_quantizer(t, false)(in.f32.data() + r * n, ref.data() + r * rb, n);
         ggml_quantizer(t, true)(in.f32.data() + r * n, simd.data() + r * rb, n);
       }
@@ -200,7 +198,7 @@ bool ggml_bytes_agree(const std::vector<std::int64_t>& sizes) {
         simd_differ += std::memcmp(simd.data() + b, ref.data() + b, static_cast<std::size_t>(bb)) != 0;
       }
       std::printf("ggml %s %lldx%lld: qnum vs _ref %lld of %lld blocks differ; ggml's from_float vs _ref %lld\n",
-                  gguf_name(t), static_cast<long long>(n), static_cast<long long>(n), static_cast<long long>(differ),
+                  ggml_type_name(ggml_type_of(t)), static_cast<long long>(n), static_cast<long long>(n), static_cast<long long>(differ),
                   static_cast<long long>(n * n / 32), static_cast<long long>(simd_differ));
       ok = ok && differ == 0;
     }

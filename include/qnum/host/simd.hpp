@@ -167,6 +167,14 @@ QNUM_BEGIN_NAMESPACE
 namespace detail {
 namespace simd {
 
+// A run-time choice of the lanes that changes their time, never a bit: on or off from now on for every thread,
+// its default asked of the CPU once (Default). The tests run both ways.
+template <bool (*Default)()>
+inline std::atomic<bool>& lane_choice() {
+  static std::atomic<bool> on{Default()};
+  return on;
+}
+
 // AVX512-BF16's fp32 -> bf16 conversion (vcvtne2ps2bf16), which the AVX-512 lanes use for bf16 outputs known
 // to be neither NaN nor subnormal: there it gives to_bf16's words (RNE; it takes subnormal inputs as zero).
 // On where the CPU has it; the tests turn it off to run the lanes' integer rounding on such CPUs too.
@@ -177,15 +185,11 @@ inline bool cpu_has_bf16_convert() {
   return false;
 #endif
 }
-inline std::atomic<bool>& bf16_convert_slot() {
-  static std::atomic<bool> on{cpu_has_bf16_convert()};
-  return on;
-}
-inline bool bf16_convert() { return bf16_convert_slot().load(std::memory_order_relaxed); }
+inline bool bf16_convert() { return lane_choice<cpu_has_bf16_convert>().load(std::memory_order_relaxed); }
 // Use the conversion (where the CPU has it: false otherwise) or not, from now on.
 inline bool set_bf16_convert(bool on) {
   if (on && !cpu_has_bf16_convert()) return false;
-  bf16_convert_slot().store(on, std::memory_order_relaxed);
+  lane_choice<cpu_has_bf16_convert>().store(on, std::memory_order_relaxed);
   return true;
 }
 
@@ -203,12 +207,8 @@ inline bool cpu_prefers_fma_division() {
   return false;
 #endif
 }
-inline std::atomic<bool>& fma_division_slot() {
-  static std::atomic<bool> on{cpu_prefers_fma_division()};
-  return on;
-}
-inline bool fma_division_everywhere() { return fma_division_slot().load(std::memory_order_relaxed); }
-inline void set_fma_division_everywhere(bool on) { fma_division_slot().store(on, std::memory_order_relaxed); }
+inline bool fma_division_everywhere() { return lane_choice<cpu_prefers_fma_division>().load(std::memory_order_relaxed); }
+inline void set_fma_division_everywhere(bool on) { lane_choice<cpu_prefers_fma_division>().store(on, std::memory_order_relaxed); }
 
 #if defined(__x86_64__)
 #if QNUM_HOST_SIMD_TARGETS & 1
