@@ -114,6 +114,62 @@ void bm_quantize(benchmark::State& s) {
   qbench::set_counters(s, n * n, n * n * static_cast<std::int64_t>(sizeof(T) + 1) + n * n / GS * 4);
 }
 
+// ---- group quantize under the presets whose groups take per-group parameters (float formats, asymmetric
+// schemes): FP8 E4M3 1x128 activations and 128x128 weights (DeepGEMM, fp32 scales), MXFP8 1x32 (E8M0 scales),
+// compressed-tensors W4A16 asymmetric g128 (fp32 scales, int32 zero points) --------------------------------
+struct deepgemm_1x128 {
+  static constexpr auto scheme = qnum::presets::deepgemm_fp8;
+  static constexpr qnum::group_shape groups = qnum::presets::deepseek_act;
+};
+struct deepgemm_128x128 {
+  static constexpr auto scheme = qnum::presets::deepgemm_fp8;
+  static constexpr qnum::group_shape groups = qnum::presets::deepseek_weight;
+};
+struct mxfp8_1x32 {
+  static constexpr auto scheme = qnum::presets::mxfp8;
+  static constexpr qnum::group_shape groups = qnum::presets::mx_block;
+};
+struct ct_asym_g128 {
+  static constexpr auto scheme = qnum::presets::ct_w4a16_asym;
+  static constexpr qnum::group_shape groups = qnum::presets::ct_group128;
+};
+template <class P>
+constexpr std::int64_t scale_bytes() { return qnum::dtype_bytes(P::scheme.store); }
+template <class T, class P>
+void bm_quantize_preset(benchmark::State& s) {
+  const std::int64_t n = s.range(0);
+  const qnum::extent se = qnum::scale_shape(n, n, P::groups);
+  const std::int64_t sr = se.rows, sc = se.cols;
+  const bool asym = P::scheme.kind == qnum::scheme_kind::asymmetric;
+  inputs& in = data(n);
+  std::vector<std::uint8_t> codes(static_cast<std::size_t>(n * n));
+  std::vector<std::uint8_t> scales(static_cast<std::size_t>(sr * sc * 4));
+  std::vector<std::int32_t> zeros(asym ? static_cast<std::size_t>(sr * sc) : 0);
+  const qnum::scale_view sv{scales.data(), sr, sc, sc, static_cast<int>(scale_bytes<P>())};
+  const auto zv = asym ? qnum::view(zeros.data(), sr, sc) : qnum::matrix_view<std::int32_t>{};
+  for (auto _ : s) {
+    const auto st = qnum::quantize(P::scheme, qnum::view<const T>(input_of<T>(in), n, n), P::groups,
+                                   qnum::view(codes.data(), n, n), sv, zv);
+    if (st != qnum::status::ok) s.SkipWithError("quantize failed");
+    benchmark::DoNotOptimize(codes.data());
+    benchmark::ClobberMemory();
+  }
+  qbench::set_counters(s, n * n, n * n * static_cast<std::int64_t>(sizeof(T) + 1) + sr * sc * (scale_bytes<P>() + (asym ? 4 : 0)));
+}
+template <class T, class P>
+void bm_fake_quant_preset(benchmark::State& s) {
+  const std::int64_t n = s.range(0);
+  inputs& in = data(n);
+  qbench::aligned_buffer<T> out(static_cast<std::size_t>(n * n));
+  for (auto _ : s) {
+    const auto st = qnum::fake_quantize(P::scheme, qnum::view<const T>(input_of<T>(in), n, n), P::groups, qnum::view(out.data(), n, n));
+    if (st != qnum::status::ok) s.SkipWithError("fake_quantize failed");
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  qbench::set_counters(s, n * n, n * n * 2 * static_cast<std::int64_t>(sizeof(T)));
+}
+
 // ---- GGUF Q8_0 / Q4_0 / Q4_1 writers, one gguf::quantize call per row (the way converters call them);
 // ref_gguf_* is the per-block definition (ggml's _ref formulas). -----------------------------------------
 template <qnum::gguf::type T>
@@ -484,6 +540,14 @@ int main(int argc, char** argv) {
   reg("quantize_int8_g128_fixed_fp32", bm_quantize<float, fixed_int8, 128>, sizes);
   reg("fake_quant_int8_g32_fp32", bm_fake_quant<float, 32>, sizes);
   reg("fake_quant_slime_int4_g32_bf16", bm_fake_quant_slime_bf16, sizes);
+  reg("quantize_fp8_1x128_fp32", bm_quantize_preset<float, deepgemm_1x128>, sizes);
+  reg("quantize_fp8_1x128_bf16", bm_quantize_preset<std::uint16_t, deepgemm_1x128>, sizes);
+  reg("quantize_fp8_128x128_fp32", bm_quantize_preset<float, deepgemm_128x128>, sizes);
+  reg("quantize_mxfp8_fp32", bm_quantize_preset<float, mxfp8_1x32>, sizes);
+  reg("quantize_w4a16_asym_g128_fp32", bm_quantize_preset<float, ct_asym_g128>, sizes);
+  reg("fake_quant_fp8_1x128_fp32", bm_fake_quant_preset<float, deepgemm_1x128>, sizes);
+  reg("fake_quant_fp8_1x128_bf16", bm_fake_quant_preset<std::uint16_t, deepgemm_1x128>, sizes);
+  reg("fake_quant_w4a16_asym_g128_fp32", bm_fake_quant_preset<float, ct_asym_g128>, sizes);
   reg("gguf_q8_0_fp32", bm_gguf<qnum::gguf::type::q8_0>, sizes);
   reg("ref_gguf_q8_0_fp32", bm_ref_gguf<qnum::gguf::type::q8_0>, sizes);
   reg("gguf_q4_0_fp32", bm_gguf<qnum::gguf::type::q4_0>, sizes);

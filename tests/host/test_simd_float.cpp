@@ -25,6 +25,67 @@ TEST_CASE("host lanes == per-element definition: float formats, divide and multi
   run_all(qnum::float_amax<qnum::fp4_e2m1>().stored_as(qnum::dtype::ue4m3), "e2m1 ue4m3 scale");
 }
 
+// Groups whose amax runs over every float exponent (subnormal amax, scales below 2^-126 and near FLT_MAX) with
+// elements at, and one ulp either side of, the midpoints between neighbouring values of F times the group's code
+// scale, in F's normal and subnormal ranges, at its largest value and beyond it: the batched parameters (amax /
+// max_value, eps, DeepGEMM's ceil_pow2, MX's E8M0 floor, bf16 storage) and the codes and values of F in the
+// batched loops (rows of whole groups of 32 and 128) against the definition, fp32 and bf16 in and out.
+template <class F>
+void float_midpoints(const qnum::scheme<F>& s, const char* name) {
+  std::uint64_t st = 23;
+  auto next = [&st] {
+    st = st * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<std::uint32_t>(st >> 33);
+  };
+  const std::int64_t rows = 40, cols = 256, groups = rows * cols / 32;
+  std::vector<float> src(static_cast<std::size_t>(rows * cols));
+  constexpr std::uint32_t ncodes = F::max_code + 1;  // non-negative codes 0 .. max_code
+  for (std::int64_t g = 0; g < groups; ++g) {
+    // biased exponents 0 .. 254 of amax, every one at least once (groups > 255), then at random
+    const int e = g < 255 ? static_cast<int>(g) : static_cast<int>(next() % 255);
+    const float amax = bits_to_float((static_cast<std::uint32_t>(e) << 23) | (next() & 0x7FFFFFu)) ;
+    qnum::group_stats gs;
+    qnum::accumulate(gs, amax);
+    const qnum::group_params p = qnum::compute_params(s, gs);
+    const float sc = p.code_scale;
+    float* x = &src[static_cast<std::size_t>(g * 32)];
+    x[0] = next() % 2 ? amax : -amax;
+    for (int i = 1; i < 32; ++i) {
+      const std::uint32_t k = next() % ncodes;
+      const double v0 = qnum::decode<F>(k), v1 = k + 1 < ncodes ? qnum::decode<F>(k + 1) : 2.0 * v0;
+      double t = next() % 4 == 0 ? v0 : 0.5 * (v0 + v1);  // a value of F, or a midpoint (beyond max: 1.5 max)
+      float y = static_cast<float>(t * static_cast<double>(sc));
+      switch (next() % 3) {
+        case 0: y = std::nextafter(y, 0.0f); break;
+        case 1: y = std::nextafter(y, 2.0f * y + 1.0f); break;
+        default: break;
+      }
+      if (next() % 2) y = -y;
+      x[i] = std::fabs(y) <= amax ? y : (next() % 2 ? 0.0f : -0.0f);
+    }
+  }
+  for (const shape& sh : {shape{rows, cols, cols, qnum::group_size(32)}, shape{rows, cols, cols, qnum::group_size(128)},
+                          shape{rows, 128, cols, qnum::group_size(32)}}) {
+    run_case<F, float, float>(s, sh, src, 0.0f, name);
+    run_case<F, float, std::uint16_t>(s, sh, src, 0.0f, name);
+    run_case<F, std::uint16_t, std::uint16_t>(s, sh, src, 0.0f, name);
+  }
+}
+
+TEST_CASE("host lanes == per-element definition: float formats, amax of every exponent, elements at midpoints") {
+  namespace p = qnum::presets;
+  using qnum::dtype;
+  float_midpoints(p::deepgemm_fp8, "deepgemm_fp8 midpoints");
+  float_midpoints(p::deepgemm_fp8_ue8m0, "deepgemm_fp8_ue8m0 midpoints");
+  float_midpoints(p::ct_fp8, "ct_fp8 midpoints");
+  float_midpoints(p::mxfp8, "mxfp8 midpoints");
+  float_midpoints(p::mxfp4, "mxfp4 midpoints");
+  float_midpoints(qnum::float_amax<qnum::fp8_e5m2>(), "e5m2 divide midpoints");
+  float_midpoints(qnum::float_amax<qnum::fp8_e5m2>().x_multiply().stored_as(dtype::bf16).eps_zero_to(1e-30f), "e5m2 bf16 scale midpoints");
+  float_midpoints(qnum::float_amax<qnum::fp4_e2m1>().x_multiply().with_pow2(qnum::pow2_rule::ceil_pow2), "e2m1 ceil_pow2 midpoints");
+  float_midpoints(qnum::float_amax<qnum::fp8_e4m3>().stored_as(dtype::bf16).eps_floor(1e-20f).eps_after_storage(), "e4m3 bf16 late eps midpoints");
+}
+
 template <class Residual>
 void grad_case(std::size_t n, std::size_t gs, qnum::scale_timing timing, std::uint64_t seed, bool overflow = false,
                float magnify = 1.0f) {
