@@ -91,7 +91,8 @@ void division_ties(const qnum::scheme<F>& s, const char* name) {
     }
   }
   for (const shape& sh : {shape{rows, cols, cols, qnum::group_size(32)}, shape{rows, cols, cols, qnum::group_size(128)},
-                          shape{rows, cols, 160, qnum::group_size(32)}, shape{rows, 160, 160, qnum::group_size(64)}}) {
+                          shape{rows, cols, 160, qnum::group_size(32)}, shape{rows, 160, 160, qnum::group_size(64)},
+                          shape{rows, cols, 160, qnum::block(8, 32)}}) {
     run_case<F, float, float>(s, sh, src, 0.0f, name);
     run_case<F, std::uint16_t, std::uint16_t>(s, sh, src, 0.0f, name);
   }

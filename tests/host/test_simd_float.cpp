@@ -29,7 +29,8 @@ TEST_CASE("host lanes == per-element definition: float formats, divide and multi
 // elements at, and one ulp either side of, the midpoints between neighbouring values of F times the group's code
 // scale, in F's normal and subnormal ranges, at its largest value and beyond it: the batched parameters (amax /
 // max_value, eps, DeepGEMM's ceil_pow2, MX's E8M0 floor, bf16 storage) and the codes and values of F in the
-// batched loops (rows of whole groups of 32 and 128) against the definition, fp32 and bf16 in and out.
+// batched loops (rows of whole groups of 32 and 128, and 2D blocks, whose amax differ from block to block) against
+// the definition, fp32 and bf16 in and out.
 template <class F>
 void float_midpoints(const qnum::scheme<F>& s, const char* name) {
   std::uint64_t st = 23;
@@ -65,7 +66,8 @@ void float_midpoints(const qnum::scheme<F>& s, const char* name) {
     }
   }
   for (const shape& sh : {shape{rows, cols, cols, qnum::group_size(32)}, shape{rows, cols, cols, qnum::group_size(128)},
-                          shape{rows, 128, cols, qnum::group_size(32)}}) {
+                          shape{rows, 128, cols, qnum::group_size(32)}, shape{rows, cols, cols, qnum::block(8, 32)},
+                          shape{rows - 3, 128, cols, qnum::block(16, 64)}}) {
     run_case<F, float, float>(s, sh, src, 0.0f, name);
     run_case<F, float, std::uint16_t>(s, sh, src, 0.0f, name);
     run_case<F, std::uint16_t, std::uint16_t>(s, sh, src, 0.0f, name);
