@@ -107,6 +107,68 @@ TEST_CASE("host lanes == per-element definition: ties of x / s across the diviso
   division_ties(qnum::symmetric_restricted<qnum::qint4>().stored_as(dtype::bf16), "int4 bf16 scale ties");
 }
 
+// Asymmetric groups of 32: all non-positive with -min at the bf16 scale's worst rounding (so that min / s passes
+// -(qmax - qmin) and the zero point needs its clamp), all non-negative (zero point qmin), and mixed; the other
+// elements at, and one ulp either side of, the ties of x / s and of x / s + z. The batched path (scales and zero
+// points in vector registers, per-group zero points in the codes and in fake quantization) against the definition.
+template <class F>
+void asymmetric_ties(const qnum::scheme<F>& s, const char* name) {
+  std::uint64_t st = 29;
+  auto next = [&st] {
+    st = st * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<std::uint32_t>(st >> 33);
+  };
+  const std::int64_t rows = 32, cols = 128, groups = rows * cols / 32;
+  const float d = static_cast<float>(F::qmax - F::qmin);
+  std::vector<float> src(static_cast<std::size_t>(rows * cols));
+  for (std::int64_t g = 0; g < groups; ++g) {
+    const float m = std::ldexp(d * (1.0f + 1.0f / 256.0f) * (next() % 2 ? 1.0f : 1.5f), static_cast<int>(next() % 60) - 30);
+    float lo, hi;
+    switch (next() % 3) {
+      case 0: lo = -m, hi = next() % 2 ? 0.0f : -m * 0.25f; break;
+      case 1: lo = next() % 2 ? 0.0f : m * 0.125f, hi = m; break;
+      default: lo = -m * static_cast<float>(next() % 1000) / 1000.0f, hi = m * static_cast<float>(next() % 1000 + 1) / 1000.0f; break;
+    }
+    qnum::group_stats gs;
+    qnum::accumulate(gs, lo);
+    qnum::accumulate(gs, hi);
+    const qnum::group_params p = qnum::compute_params(s, gs);
+    float* x = &src[static_cast<std::size_t>(g * 32)];
+    x[0] = lo;
+    x[1] = hi;
+    for (int i = 2; i < 32; ++i) {
+      const int k = static_cast<int>(next() % static_cast<std::uint32_t>(F::qmax - F::qmin + 2)) + F::qmin - 1;
+      const double tie = next() % 2 ? k + 0.5 : k + 0.5 - p.zero;  // x / s, or x / s + z, at k + 1/2
+      float t = static_cast<float>(tie * static_cast<double>(p.code_scale));
+      switch (next() % 3) {
+        case 0: t = std::nextafter(t, -3e38f); break;
+        case 1: t = std::nextafter(t, 3e38f); break;
+        default: break;
+      }
+      x[i] = t >= lo && t <= hi ? t : lo;
+    }
+  }
+  for (const shape& sh : {shape{rows, cols, cols, qnum::group_size(32)}, shape{rows, 96, cols, qnum::group_size(32)},
+                          shape{rows / 2, 2 * cols, 2 * cols, qnum::group_size(128)}}) {
+    run_case<F, float, float>(s, sh, src, 0.0f, name);
+    run_case<F, std::uint16_t, std::uint16_t>(s, sh, src, 0.0f, name);
+  }
+}
+
+TEST_CASE("host lanes == per-element definition: asymmetric groups, zero points at their clamps, codes at ties") {
+  namespace p = qnum::presets;
+  using qnum::dtype;
+  for (const auto& s : {p::ct_w4a16_asym, qnum::asymmetric<qnum::qint4>().stored_as(dtype::bf16).eps_zero_to(1e-30f),
+                        qnum::asymmetric<qnum::qint4>().x_multiply().stored_as(dtype::bf16)})
+    asymmetric_ties(s, "int4 asymmetric ties");
+  for (const auto& s : {p::torchao_uint4_asym, qnum::asymmetric<qnum::quint4>().stored_as(dtype::bf16).zero_before_round()})
+    asymmetric_ties(s, "uint4 asymmetric ties");
+  for (const auto& s : {p::torchao_uint8_asym, qnum::asymmetric<qnum::quint8>().stored_as(dtype::bf16),
+                        qnum::asymmetric<qnum::quint8>().stored_as(dtype::bf16).zero_before_round().zero_round_after_subtract()})
+    asymmetric_ties(s, "uint8 asymmetric ties");
+  asymmetric_ties(qnum::asymmetric<qnum::qint8>().stored_as(dtype::bf16).x_multiply(), "int8 asymmetric ties");
+}
+
 // Stored scales of every kind (NaN with payloads and either sign, +-Inf, the largest finite, subnormal, +-0,
 // ordinary) times every code: the lanes take the finite scales without the NaN rule and must still give the
 // definition's bits, and the non-finite ones with it.
