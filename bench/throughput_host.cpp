@@ -117,22 +117,15 @@ void bm_quantize(benchmark::State& s) {
 // ---- group quantize under the presets whose groups take per-group parameters (float formats, asymmetric
 // schemes): FP8 E4M3 1x128 activations and 128x128 weights (DeepGEMM, fp32 scales), MXFP8 1x32 (E8M0 scales),
 // compressed-tensors W4A16 asymmetric g128 (fp32 scales, int32 zero points) --------------------------------
-struct deepgemm_1x128 {
-  static constexpr auto scheme = qnum::presets::deepgemm_fp8;
-  static constexpr qnum::group_shape groups = qnum::presets::deepseek_act;
+template <const auto& Scheme, const qnum::group_shape& Groups>
+struct preset_case {
+  static constexpr auto scheme = Scheme;
+  static constexpr qnum::group_shape groups = Groups;
 };
-struct deepgemm_128x128 {
-  static constexpr auto scheme = qnum::presets::deepgemm_fp8;
-  static constexpr qnum::group_shape groups = qnum::presets::deepseek_weight;
-};
-struct mxfp8_1x32 {
-  static constexpr auto scheme = qnum::presets::mxfp8;
-  static constexpr qnum::group_shape groups = qnum::presets::mx_block;
-};
-struct ct_asym_g128 {
-  static constexpr auto scheme = qnum::presets::ct_w4a16_asym;
-  static constexpr qnum::group_shape groups = qnum::presets::ct_group128;
-};
+using deepgemm_1x128 = preset_case<qnum::presets::deepgemm_fp8, qnum::presets::deepseek_act>;
+using deepgemm_128x128 = preset_case<qnum::presets::deepgemm_fp8, qnum::presets::deepseek_weight>;
+using mxfp8_1x32 = preset_case<qnum::presets::mxfp8, qnum::presets::mx_block>;
+using ct_asym_g128 = preset_case<qnum::presets::ct_w4a16_asym, qnum::presets::ct_group128>;
 template <class P>
 constexpr std::int64_t scale_bytes() { return qnum::dtype_bytes(P::scheme.store); }
 template <class T, class P>

@@ -7,7 +7,7 @@
 #   3. build and run the host suites again under AddressSanitizer + UndefinedBehaviorSanitizer
 #      (build dir "<build>-asan", -Og, the machine's best SIMD target only, no exhaustive sweep, no CUDA,
 #      halt on the first UB report);
-#   4. fuzz every libFuzzer target for QNUM_FUZZ_SECONDS (default 30 here) each (tools/fuzz.sh, clang);
+#   4. fuzz every libFuzzer target for QNUM_FUZZ_SECONDS (default 20 here) each (tools/fuzz.sh, clang);
 #   5. check every packaging path with a tiny consumer project (tools/test-packaging.sh), alongside 4.
 # Every build is configured with -Dwerror=true: warnings are errors in the project's own test runs, never
 # in a user's plain `meson setup` build. CUDA code is compiled for one architecture: QNUM_GPU_ARCH, else
@@ -152,11 +152,11 @@ if [[ $skip != *" packaging "* ]]; then
 fi
 
 # 4. Fuzzing (clang + libFuzzer; tools/fuzz.sh installs them): a smoke run, QNUM_FUZZ_SECONDS per target
-# (30 unless set; tools/fuzz.sh alone: 60), two targets at a time.
+# (20 unless set; tools/fuzz.sh alone: 60), two targets at a time.
 if [[ $skip != *" fuzz "* ]]; then
   fuzzdir="$builddir-fuzz"
   rm -f "$fuzzdir/meson-logs/testlog.json"
-  QNUM_FUZZ_BUILD_DIR="$fuzzdir" QNUM_FUZZ_SECONDS=${QNUM_FUZZ_SECONDS:-30} \
+  QNUM_FUZZ_BUILD_DIR="$fuzzdir" QNUM_FUZZ_SECONDS=${QNUM_FUZZ_SECONDS:-20} \
     timed "fuzz: configure, build, run" bash tools/fuzz.sh || status=1
   if [ -f "$fuzzdir/meson-logs/testlog.json" ]; then
     logs+=("$fuzzdir/meson-logs/testlog.json")

@@ -74,6 +74,15 @@ std::vector<float> hard_data(std::int64_t rows, std::int64_t stride, std::uint64
   return v;
 }
 
+// The tests' own pseudo-random numbers (a 64-bit LCG's high bits): next() is the next 31-bit value.
+struct lcg {
+  std::uint64_t st;
+  std::uint32_t operator()() {
+    st = st * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<std::uint32_t>(st >> 33);
+  }
+};
+
 // Every instruction set this CPU has, and none (the generic loops): the entry points must give the same
 // bits under each. fn(target) runs with that target selected; the previous selection is restored.
 std::vector<qnum::simd_target> targets() {

@@ -24,11 +24,7 @@ TEST_CASE("host lanes == per-element definition: codes at the scale's worst roun
   // clamp_free_ok) and must still agree with the definition. Flat shapes: every target's batch loop.
   const shape sh{48, 128, 128, qnum::group_size(32)};
   std::vector<float> src(static_cast<std::size_t>(sh.rows * sh.stride));
-  std::uint64_t st = 5;
-  auto next = [&st] {
-    st = st * 6364136223846793005ull + 1442695040888963407ull;
-    return static_cast<std::uint32_t>(st >> 33);
-  };
+  lcg next{5};
   const float ds[] = {127.0f, 127.5f, 7.0f, 7.5f};
   const float ms[] = {1.0f + 1.0f / 256.0f, 1.015625f + 1.0f / 256.0f, 1.5f + 1.0f / 256.0f, 1.0f + 1.0f / 512.0f, 1.0f};
   for (std::int64_t g = 0; g < sh.rows * sh.cols / 32; ++g) {
@@ -64,11 +60,7 @@ TEST_CASE("host lanes == per-element definition: codes at the scale's worst roun
 // the division elsewhere, and both must round every tie to the definition's code (ties to even, x / s exact).
 template <class F>
 void division_ties(const qnum::scheme<F>& s, const char* name) {
-  std::uint64_t st = 17;
-  auto next = [&st] {
-    st = st * 6364136223846793005ull + 1442695040888963407ull;
-    return static_cast<std::uint32_t>(st >> 33);
-  };
+  lcg next{17};
   const std::int64_t rows = 48, cols = 128;
   std::vector<float> src(static_cast<std::size_t>(rows * 160));
   const int qmax = F::qmax;
@@ -113,11 +105,7 @@ TEST_CASE("host lanes == per-element definition: ties of x / s across the diviso
 // points in vector registers, per-group zero points in the codes and in fake quantization) against the definition.
 template <class F>
 void asymmetric_ties(const qnum::scheme<F>& s, const char* name) {
-  std::uint64_t st = 29;
-  auto next = [&st] {
-    st = st * 6364136223846793005ull + 1442695040888963407ull;
-    return static_cast<std::uint32_t>(st >> 33);
-  };
+  lcg next{29};
   const std::int64_t rows = 32, cols = 128, groups = rows * cols / 32;
   const float d = static_cast<float>(F::qmax - F::qmin);
   std::vector<float> src(static_cast<std::size_t>(rows * cols));

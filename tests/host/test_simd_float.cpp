@@ -33,11 +33,7 @@ TEST_CASE("host lanes == per-element definition: float formats, divide and multi
 // the definition, fp32 and bf16 in and out.
 template <class F>
 void float_midpoints(const qnum::scheme<F>& s, const char* name) {
-  std::uint64_t st = 23;
-  auto next = [&st] {
-    st = st * 6364136223846793005ull + 1442695040888963407ull;
-    return static_cast<std::uint32_t>(st >> 33);
-  };
+  lcg next{23};
   const std::int64_t rows = 40, cols = 256, groups = rows * cols / 32;
   std::vector<float> src(static_cast<std::size_t>(rows * cols));
   constexpr std::uint32_t ncodes = F::max_code + 1;  // non-negative codes 0 .. max_code
