@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -64,7 +65,7 @@ constexpr const char* family_name[f_count] = {
     "bf16 and fp16 rne == CUDA (NaN: 0x7FC0, 0x7E00)",
 #endif
 #if QNUM_HOST_SIMD
-    "host SIMD lanes (e4m3/e5m2/e2m1 codes, bf16 nosat/satfinite, fp16) == codec, every target",
+    "host SIMD lanes (e4m3/e5m2/e2m1 codes and values, bf16 nosat/satfinite, fp16) == codec, every target",
 #endif
 };
 
@@ -77,12 +78,15 @@ struct scalar_block {
   std::vector<float> x = std::vector<float>(sweep_block);
   std::vector<std::uint8_t> a = std::vector<std::uint8_t>(sweep_block), e = a, f = a;
   std::vector<std::uint16_t> h = std::vector<std::uint16_t>(sweep_block), hs = h, hp = h;
+  std::vector<float> va = std::vector<float>(sweep_block), ve = va, vf = va;  // decode(encode(x)) of the three
+  std::vector<std::uint32_t> nan;  // the indices of the NaN inputs
 };
 
 #if QNUM_HOST_SIMD
 struct lane_block {
   std::vector<std::uint8_t> a = std::vector<std::uint8_t>(sweep_block), e = a, f = a;
   std::vector<std::uint16_t> h = std::vector<std::uint16_t>(sweep_block), hs = h, hp = h, hc = h;
+  std::vector<float> va = std::vector<float>(sweep_block), ve = va, vf = va;
 };
 // The lanes of target t over b.x (bf16 also by AVX512-BF16's conversion where `convert`, into l.hc).
 void run_lanes(qnum::simd_target t, bool convert, const scalar_block& b, lane_block& l) {
@@ -95,6 +99,9 @@ void run_lanes(qnum::simd_target t, bool convert, const scalar_block& b, lane_bl
     E::bf16_row(b.x.data(), sweep_block, l.hs.data(), true);
     E::bf16_row(b.x.data(), sweep_block, l.hc.data(), false, convert);
     E::fp16_row(b.x.data(), sweep_block, l.hp.data());  // defined for non-NaN inputs
+    E::template value_row<qnum::fp8_e4m3>(b.x.data(), sweep_block, l.va.data());  // likewise
+    E::template value_row<qnum::fp8_e5m2>(b.x.data(), sweep_block, l.ve.data());
+    E::template value_row<qnum::fp4_e2m1>(b.x.data(), sweep_block, l.vf.data());
   };
   switch (t) {
 #if defined(__x86_64__)
@@ -133,10 +140,12 @@ TEST_CASE("every float32 input: round_to_int, CUDA's host conversions, the host 
   sweep_blocks(sweep_block, [&](std::uint64_t u0) {
     thread_local scalar_block b;
     counts c;
+    b.nan.clear();
     for (std::size_t k = 0; k < static_cast<std::size_t>(sweep_block); ++k) {
       const std::uint32_t u = static_cast<std::uint32_t>(u0 + k);
       const float x = qtest::from_bits(u);
       b.x[k] = x;
+      if (std::isnan(x)) b.nan.push_back(static_cast<std::uint32_t>(k));
       const auto a = encode<fp8_e4m3>(x, rne, satfinite), e = encode<fp8_e5m2>(x, rne, satfinite);
       const auto f = encode<fp4_e2m1>(x, rne, satfinite);
       const std::uint16_t h = to_bf16(x), hp = to_fp16(x);
@@ -146,6 +155,9 @@ TEST_CASE("every float32 input: round_to_int, CUDA's host conversions, the host 
       b.h[k] = h;
       b.hs[k] = static_cast<std::uint16_t>(encode<bf16>(x, rne, satfinite));
       b.hp[k] = hp;
+      b.va[k] = decode<fp8_e4m3>(a);
+      b.ve[k] = decode<fp8_e5m2>(e);
+      b.vf[k] = decode<fp4_e2m1>(f);
       auto count = [&](family fam, bool ok) {
         if (ok) return;
         ++c.n[fam];
@@ -169,11 +181,24 @@ TEST_CASE("every float32 input: round_to_int, CUDA's host conversions, the host 
     }
 #if QNUM_HOST_SIMD
     thread_local lane_block l;
+    auto same = [](const auto& p, const auto& q) { return std::memcmp(p.data(), q.data(), p.size() * sizeof p[0]) == 0; };
     for (simd_target t : targets) {
       run_lanes(t, convert, b, l);
+      // fp16 and the value rows are defined for non-NaN inputs only: at NaN inputs the definition's bits are taken.
+      for (std::uint32_t k : b.nan) {
+        l.hp[k] = b.hp[k];
+        l.va[k] = b.va[k];
+        l.ve[k] = b.ve[k];
+        l.vf[k] = b.vf[k];
+      }
+      if (same(l.a, b.a) && same(l.e, b.e) && same(l.f, b.f) && same(l.h, b.h) && same(l.hc, b.h) && same(l.hs, b.hs) &&
+          same(l.hp, b.hp) && same(l.va, b.va) && same(l.ve, b.ve) && same(l.vf, b.vf))
+        continue;  // the whole block equal, bit for bit; else find and count the elements that differ
       for (std::size_t k = 0; k < static_cast<std::size_t>(sweep_block); ++k) {
         const bool ok = l.a[k] == b.a[k] && l.e[k] == b.e[k] && l.f[k] == b.f[k] && l.h[k] == b.h[k] &&
-                        l.hc[k] == b.h[k] && l.hs[k] == b.hs[k] && (l.hp[k] == b.hp[k] || std::isnan(b.x[k]));
+                        l.hc[k] == b.h[k] && l.hs[k] == b.hs[k] && l.hp[k] == b.hp[k] &&
+                        qtest::bits(l.va[k]) == qtest::bits(b.va[k]) && qtest::bits(l.ve[k]) == qtest::bits(b.ve[k]) &&
+                        qtest::bits(l.vf[k]) == qtest::bits(b.vf[k]);
         if (ok) continue;
         ++c.n[f_lanes];
         char target[32];

@@ -7,7 +7,8 @@
 #   3. build and run the host suites again under AddressSanitizer + UndefinedBehaviorSanitizer
 #      (build dir "<build>-asan", -Og, the machine's best SIMD target only, no exhaustive sweep, no CUDA,
 #      halt on the first UB report);
-#   4. fuzz every libFuzzer target for QNUM_FUZZ_SECONDS (default 20 here) each (tools/fuzz.sh, clang);
+#   4. fuzz every libFuzzer target for QNUM_FUZZ_SECONDS (default 20 here) each (tools/fuzz.sh, clang),
+#      after replaying its committed corpus (stages 1 and 3 replay the corpora only when stage 4 is skipped);
 #   5. check every packaging path with a tiny consumer project (tools/test-packaging.sh), alongside 4.
 # Every build is configured with -Dwerror=true: warnings are errors in the project's own test runs, never
 # in a user's plain `meson setup` build. CUDA code is compiled for one architecture: QNUM_GPU_ARCH, else
@@ -80,11 +81,16 @@ build_tests() {  # dir [-x test]...
 
 # The QNUM_HOST_SIMD_TARGETS mask of this machine's best host SIMD target (tools/simd-best.sh).
 simd_mask=$(bash tools/simd-best.sh)
+# The fuzz corpus replays (unit tests of the normal and ASan builds) only where stage 4 does not run: libFuzzer runs
+# every committed input through the same property checks under ASan + UBSan there before it fuzzes.
+replay=true
+[[ $skip == *" fuzz "* ]] || replay=false
 
 # 1. The normal build: every target (header checks, tools, benchmarks, CUDA), then every suite. The test
 # programs that run only this machine's best host SIMD target compile only its lanes (-Dtest_simd_targets);
 # those that compare targets (test_host_simd, test_pack, ..., the exhaustive sweep) compile every one.
-if timed "main: configure" setup "$builddir" -Dgpu_arch="$arch" -Ddevice_opt="$device_opt" -Dtest_simd_targets="$simd_mask" &&
+if timed "main: configure" setup "$builddir" -Dgpu_arch="$arch" -Ddevice_opt="$device_opt" -Dtest_simd_targets="$simd_mask" \
+      -Dfuzz_replay=$replay &&
    timed "main: build" ninja -C "$builddir"; then
   timed "main: test" meson test -C "$builddir" --print-errorlogs --num-processes 2 "$@" || status=1
   logs+=("$builddir/meson-logs/testlog.json")
@@ -113,19 +119,16 @@ fi
 # tools/simd-best.sh): the other targets' lanes are the same code at another width, run (unsanitized) in
 # stage 1, and each target compiled in costs compile time in every test that quantizes. Only the tests'
 # targets are built (the header checks compile in stage 1), less test_host_simd_avx2: with one target it
-# would repeat test_host_simd with the generic loops built with -mavx2 -mfma, a numerical check of stage 1;
-# and less the fuzz corpus replays when stage 4 runs: libFuzzer runs every committed input through the
-# same property checks under ASan + UBSan there before it fuzzes.
+# would repeat test_host_simd with the generic loops built with -mavx2 -mfma, a numerical check of stage 1
+# (and, as in stage 1, the fuzz corpus replays only where stage 4 does not run).
 asan_skip=(-x test_host_simd_avx2)
-if [[ $skip != *" fuzz "* ]]; then
-  for f in fuzz/fuzz_*.cpp; do f=${f#fuzz/fuzz_}; asan_skip+=(-x "fuzz_replay_${f%.cpp}"); done
-fi
 if [[ $skip != *" asan "* ]]; then
   asandir="$builddir-asan"
   export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1}
   export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
   if timed "asan: configure" setup "$asandir" -Db_sanitize=address,undefined -Db_lundef=false \
-        -Dcpp_args="-fno-sanitize-recover=all -DQNUM_HOST_SIMD_TARGETS=$simd_mask" -Doptimization=g -Dexhaustive=false -Dcuda=disabled -Dbenchmarks=disabled &&
+        -Dcpp_args="-fno-sanitize-recover=all -DQNUM_HOST_SIMD_TARGETS=$simd_mask" -Doptimization=g -Dexhaustive=false -Dcuda=disabled -Dbenchmarks=disabled \
+        -Dfuzz_replay=$replay &&
      timed "asan: build" build_tests "$asandir" "${asan_skip[@]}"; then
     # shellcheck disable=SC2046
     timed "asan: test" meson test -C "$asandir" --no-rebuild --print-errorlogs --num-processes 2 \
@@ -152,11 +155,12 @@ if [[ $skip != *" packaging "* ]]; then
 fi
 
 # 4. Fuzzing (clang + libFuzzer; tools/fuzz.sh installs them): a smoke run, QNUM_FUZZ_SECONDS per target
-# (20 unless set; tools/fuzz.sh alone: 60), two targets at a time.
+# (20 unless set; tools/fuzz.sh alone: 60), two targets at a time; the targets in QNUM_FUZZ_UNOPTIMIZED (groupquant
+# unless set) compiled at -O0: a quarter of the stage's build time, half the inputs a second (tools/fuzz.sh).
 if [[ $skip != *" fuzz "* ]]; then
   fuzzdir="$builddir-fuzz"
   rm -f "$fuzzdir/meson-logs/testlog.json"
-  QNUM_FUZZ_BUILD_DIR="$fuzzdir" QNUM_FUZZ_SECONDS=${QNUM_FUZZ_SECONDS:-20} \
+  QNUM_FUZZ_BUILD_DIR="$fuzzdir" QNUM_FUZZ_SECONDS=${QNUM_FUZZ_SECONDS:-20} QNUM_FUZZ_UNOPTIMIZED=${QNUM_FUZZ_UNOPTIMIZED-groupquant} \
     timed "fuzz: configure, build, run" bash tools/fuzz.sh || status=1
   if [ -f "$fuzzdir/meson-logs/testlog.json" ]; then
     logs+=("$fuzzdir/meson-logs/testlog.json")

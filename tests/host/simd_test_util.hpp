@@ -226,9 +226,17 @@ void run_all(const qnum::scheme<F>& s, const char* name, bool two_level = false)
   std::uint64_t seed = 11;
   for (const shape& sh : shapes) {
     auto src = hard_data(sh.rows, sh.stride, seed++);
-    if (seed % 2 == 0)  // every other shape finite: a NaN or Inf sends a whole batch of groups to the per-group path
-      for (float& x : src)
-        if (!std::isfinite(x) || std::fabs(x) > 1e20f) x = 1.5f;
+    // Every other shape finite (a NaN or Inf sends a whole batch of groups to the per-group path): NaN, Inf and
+    // huge elements become values of their row's magnitude that vary from element to element, so that the groups
+    // keep amaxes of their own (one shared replacement would give most groups the same scale, and a scale
+    // applied to the wrong group would pass).
+    if (seed % 2 == 0)
+      for (std::size_t i = 0; i < src.size(); ++i)
+        if (!std::isfinite(src[i]) || std::fabs(src[i]) > 1e20f) {
+          const int r = static_cast<int>(static_cast<std::int64_t>(i) / sh.stride);
+          const float u = static_cast<float>((i * 2654435761u) % 1021u) / 1021.0f;  // in [0, 1)
+          src[i] = std::ldexp(i % 2 ? 1.0f + 7.0f * u : -1.0f - 7.0f * u, r % 41 - 20);
+        }
     float outer = 0.0f;
     if (two_level) {
       float amax = 0.0f;
