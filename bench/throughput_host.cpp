@@ -125,6 +125,7 @@ struct preset_case {
 using deepgemm_1x128 = preset_case<qnum::presets::deepgemm_fp8, qnum::presets::deepseek_act>;
 using deepgemm_128x128 = preset_case<qnum::presets::deepgemm_fp8, qnum::presets::deepseek_weight>;
 using mxfp8_1x32 = preset_case<qnum::presets::mxfp8, qnum::presets::mx_block>;
+using mxfp8_rceil_1x32 = preset_case<qnum::presets::mxfp8_rceil, qnum::presets::mx_block>;
 using ct_asym_g128 = preset_case<qnum::presets::ct_w4a16_asym, qnum::presets::ct_group128>;
 template <class P>
 constexpr std::int64_t scale_bytes() { return qnum::dtype_bytes(P::scheme.store); }
@@ -537,6 +538,7 @@ int main(int argc, char** argv) {
   reg("quantize_fp8_1x128_bf16", bm_quantize_preset<std::uint16_t, deepgemm_1x128>, sizes);
   reg("quantize_fp8_128x128_fp32", bm_quantize_preset<float, deepgemm_128x128>, sizes);
   reg("quantize_mxfp8_fp32", bm_quantize_preset<float, mxfp8_1x32>, sizes);
+  reg("quantize_mxfp8_rceil_fp32", bm_quantize_preset<float, mxfp8_rceil_1x32>, sizes);
   reg("quantize_w4a16_asym_g128_fp32", bm_quantize_preset<float, ct_asym_g128>, sizes);
   reg("fake_quant_fp8_1x128_fp32", bm_fake_quant_preset<float, deepgemm_1x128>, sizes);
   reg("fake_quant_fp8_1x128_bf16", bm_fake_quant_preset<std::uint16_t, deepgemm_1x128>, sizes);

@@ -39,9 +39,13 @@ const std::vector<gcase>& cases() {
 const gcase& find(std::string_view name) { return qtest::find_case(cases(), name); }
 
 // Run quantize + dequantize through the host tensor API and compare scales, zero points, codes, dequant.
-template <class F>
-int check_case(const gcase& c, const qnum::scheme<F>& s, bool dq_bf16, float outer = 0.0f,
-               bool compare_dq = true) {
+// In16: the case's input is bf16 (its in_type), else fp32; Out16: dequantize and fake-quantize to bf16 (bf16 input
+// only), else to fp32. Both are template parameters, so that each format instantiates only the entry points its
+// cases call (every other combination costs compile time in this and the sanitizer build).
+template <bool In16, bool Out16, class F>
+int check_case(const gcase& c, const qnum::scheme<F>& s, float outer = 0.0f, bool compare_dq = true) {
+  static_assert(In16 || !Out16, "bf16 outputs from bf16 inputs only");
+  REQUIRE(c.in_type == (In16 ? 1 : 0));
   const std::int64_t R = c.rows, C = c.cols;
   const qnum::group_shape gs{c.gr == 0 ? 1 : c.gr, c.gc};
   qnum::detail::grid g;
@@ -62,9 +66,9 @@ int check_case(const gcase& c, const qnum::scheme<F>& s, bool dq_bf16, float out
   if (sv.elem_bytes == 1) sv.data = sc8.data();
   auto cv = qnum::view(codes.data(), R, C);
   auto zv = qnum::view(zp.data(), g.nr, g.nc);
-  qnum::status st = c.in_type == 1
-      ? qnum::quantize(s, qnum::view<const std::uint16_t>(xb.data(), R, C), gs, cv, sv, zv)
-      : qnum::quantize(s, qnum::view<const float>(xf.data(), R, C), gs, cv, sv, zv, {}, outer);
+  qnum::status st;
+  if constexpr (In16) st = qnum::quantize(s, qnum::view<const std::uint16_t>(xb.data(), R, C), gs, cv, sv, zv, {}, outer);
+  else st = qnum::quantize(s, qnum::view<const float>(xf.data(), R, C), gs, cv, sv, zv, {}, outer);
   REQUIRE(st == qnum::status::ok);
   int bad = 0;
   auto expect = [&](const char* what, std::size_t i, std::uint32_t got, std::uint32_t want) {
@@ -97,10 +101,10 @@ int check_case(const gcase& c, const qnum::scheme<F>& s, bool dq_bf16, float out
   // dequantize from the stored scales, and fake_quantize: both must equal the golden dequant.
   std::vector<float> dq(xf.size()), fq(xf.size());
   std::vector<std::uint16_t> dqb(xf.size()), fqb(xf.size());
-  if (dq_bf16) {
+  if constexpr (Out16) {
     REQUIRE(qnum::dequantize(s, qnum::view<const std::uint8_t>(codes.data(), R, C), gs, sv,
                              qnum::view<const std::int32_t>(zp.data(), g.nr, g.nc), qnum::view(dqb.data(), R, C), outer) == qnum::status::ok);
-    REQUIRE(qnum::fake_quantize(s, qnum::view<const std::uint16_t>(xb.data(), R, C), gs, qnum::view(fqb.data(), R, C)) == qnum::status::ok);
+    REQUIRE(qnum::fake_quantize(s, qnum::view<const std::uint16_t>(xb.data(), R, C), gs, qnum::view(fqb.data(), R, C), {}, outer) == qnum::status::ok);
     for (std::size_t i = 0; i < dq.size(); ++i) {
       dq[i] = qnum::from_bf16(dqb[i]);
       fq[i] = qnum::from_bf16(fqb[i]);
@@ -108,8 +112,8 @@ int check_case(const gcase& c, const qnum::scheme<F>& s, bool dq_bf16, float out
   } else {
     REQUIRE(qnum::dequantize(s, qnum::view<const std::uint8_t>(codes.data(), R, C), gs, sv,
                              qnum::view<const std::int32_t>(zp.data(), g.nr, g.nc), qnum::view(dq.data(), R, C), outer) == qnum::status::ok);
-    if (c.in_type == 1)
-      REQUIRE(qnum::fake_quantize(s, qnum::view<const std::uint16_t>(xb.data(), R, C), gs, qnum::view(fq.data(), R, C)) == qnum::status::ok);
+    if constexpr (In16)
+      REQUIRE(qnum::fake_quantize(s, qnum::view<const std::uint16_t>(xb.data(), R, C), gs, qnum::view(fq.data(), R, C), {}, outer) == qnum::status::ok);
     else
       REQUIRE(qnum::fake_quantize(s, qnum::view<const float>(xf.data(), R, C), gs, qnum::view(fq.data(), R, C), {}, outer) == qnum::status::ok);
   }
@@ -130,47 +134,47 @@ int check_case(const gcase& c, const qnum::scheme<F>& s, bool dq_bf16, float out
 }  // namespace
 
 TEST_CASE("golden: slime INT4 QAT fake quant (megatron patch), g32 and g128, bf16 in/out, K tail") {
-  CHECK(check_case(find("slime_qat_g32"), qnum::presets::slime_int4_qat, true) == 0);
-  CHECK(check_case(find("slime_qat_g128"), qnum::presets::slime_int4_qat, true) == 0);
+  CHECK(check_case<true, true>(find("slime_qat_g32"), qnum::presets::slime_int4_qat) == 0);
+  CHECK(check_case<true, true>(find("slime_qat_g128"), qnum::presets::slime_int4_qat) == 0);
 }
 
 TEST_CASE("golden: slime checkpoint (CUDA kernel: amax*(1/7), fp32-decided codes, bf16 scale)") {
-  CHECK(check_case(find("slime_ckpt_g32"), qnum::presets::slime_int4_checkpoint, false) == 0);
+  CHECK(check_case<true, false>(find("slime_ckpt_g32"), qnum::presets::slime_int4_checkpoint) == 0);
 }
 
 TEST_CASE("golden: compressed-tensors W4A16 sym/asym, fp32 and bf16 scales") {
-  CHECK(check_case(find("ct_sym_g32"), qnum::presets::ct_w4a16_sym, false) == 0);
-  CHECK(check_case(find("ct_sym_g128"), qnum::presets::ct_w4a16_sym, false) == 0);
-  CHECK(check_case(find("ct_sym_bf16_g32"), qnum::presets::ct_w4a16_sym_bf16, false) == 0);
+  CHECK(check_case<false, false>(find("ct_sym_g32"), qnum::presets::ct_w4a16_sym) == 0);
+  CHECK(check_case<false, false>(find("ct_sym_g128"), qnum::presets::ct_w4a16_sym) == 0);
+  CHECK(check_case<false, false>(find("ct_sym_bf16_g32"), qnum::presets::ct_w4a16_sym_bf16) == 0);
   // Scales that round to 0 in bf16 take finfo(bf16).eps after the rounding (ct's order), tiny ones survive.
-  CHECK(check_case(find("ct_sym_bf16_tiny"), qnum::presets::ct_w4a16_sym_bf16, false) == 0);
-  CHECK(check_case(find("ct_asym_g32"), qnum::presets::ct_w4a16_asym, false) == 0);
-  CHECK(check_case(find("ct_asym_g128"), qnum::presets::ct_w4a16_asym, false) == 0);
+  CHECK(check_case<false, false>(find("ct_sym_bf16_tiny"), qnum::presets::ct_w4a16_sym_bf16) == 0);
+  CHECK(check_case<false, false>(find("ct_asym_g32"), qnum::presets::ct_w4a16_asym) == 0);
+  CHECK(check_case<false, false>(find("ct_asym_g128"), qnum::presets::ct_w4a16_asym) == 0);
 }
 
 TEST_CASE("golden: torchao affine (choose_qparams / quantize / dequantize / fake quant + clipped STE)") {
-  CHECK(check_case(find("torchao_int4_sym_g32"), qnum::presets::torchao_int4_sym, false) == 0);
-  CHECK(check_case(find("torchao_int8_sym_g64"), qnum::presets::torchao_int8_sym, false) == 0);
-  CHECK(check_case(find("torchao_uint4_asym_g32"), qnum::presets::torchao_uint4_asym, false) == 0);
-  CHECK(check_case(find("torchao_uint8_asym_g128"), qnum::presets::torchao_uint8_asym, false) == 0);
+  CHECK(check_case<false, false>(find("torchao_int4_sym_g32"), qnum::presets::torchao_int4_sym) == 0);
+  CHECK(check_case<false, false>(find("torchao_int8_sym_g64"), qnum::presets::torchao_int8_sym) == 0);
+  CHECK(check_case<false, false>(find("torchao_uint4_asym_g32"), qnum::presets::torchao_uint4_asym) == 0);
+  CHECK(check_case<false, false>(find("torchao_uint8_asym_g128"), qnum::presets::torchao_uint8_asym) == 0);
 }
 
 TEST_CASE("golden: DeepGEMM per_token / per_block FP8 casts, with and without UE8M0") {
-  CHECK(check_case(find("deepgemm_token"), qnum::presets::deepgemm_fp8, false) == 0);
-  CHECK(check_case(find("deepgemm_token_ue8m0"), qnum::presets::deepgemm_fp8_ue8m0, false) == 0);
-  CHECK(check_case(find("deepgemm_block"), qnum::presets::deepgemm_fp8, false) == 0);
-  CHECK(check_case(find("deepgemm_block_ue8m0"), qnum::presets::deepgemm_fp8_ue8m0, false) == 0);
+  CHECK(check_case<true, false>(find("deepgemm_token"), qnum::presets::deepgemm_fp8) == 0);
+  CHECK(check_case<true, false>(find("deepgemm_token_ue8m0"), qnum::presets::deepgemm_fp8_ue8m0) == 0);
+  CHECK(check_case<true, false>(find("deepgemm_block"), qnum::presets::deepgemm_fp8) == 0);
+  CHECK(check_case<true, false>(find("deepgemm_block_ue8m0"), qnum::presets::deepgemm_fp8_ue8m0) == 0);
 }
 
 TEST_CASE("golden: torchao MX to_mx FLOOR and RCEIL (e4m3, e2m1)") {
-  CHECK(check_case(find("mx_e4m3_floor"), qnum::presets::mxfp8, false) == 0);
-  CHECK(check_case(find("mx_e2m1_floor"), qnum::presets::mxfp4, false) == 0);
-  CHECK(check_case(find("mx_e4m3_rceil"), qnum::presets::mxfp8_rceil, false) == 0);
-  CHECK(check_case(find("mx_e2m1_rceil"), qnum::presets::mxfp4_rceil, false) == 0);
+  CHECK(check_case<false, false>(find("mx_e4m3_floor"), qnum::presets::mxfp8) == 0);
+  CHECK(check_case<false, false>(find("mx_e2m1_floor"), qnum::presets::mxfp4) == 0);
+  CHECK(check_case<false, false>(find("mx_e4m3_rceil"), qnum::presets::mxfp8_rceil) == 0);
+  CHECK(check_case<false, false>(find("mx_e2m1_rceil"), qnum::presets::mxfp4_rceil) == 0);
 }
 
 TEST_CASE("golden: torchao nvfp4_quantize one- and two-level") {
-  CHECK(check_case(find("nvfp4"), qnum::presets::nvfp4, false) == 0);
+  CHECK(check_case<false, false>(find("nvfp4"), qnum::presets::nvfp4) == 0);
   const gcase& c = find("nvfp4_2level");
-  CHECK(check_case(c, qnum::presets::nvfp4, false, qtest::from_bits(c.a.at("outer")[0])) == 0);
+  CHECK(check_case<false, false>(c, qnum::presets::nvfp4, qtest::from_bits(c.a.at("outer")[0])) == 0);
 }

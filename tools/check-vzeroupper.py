@@ -77,42 +77,47 @@ def split(text):
 def analyse(func, entry_dirty):
     """Yields (address, mnemonic, target address, target name, dirty) for each call / jump out of the function."""
     insns = [(addr,) + split(text) for addr, text in func["insns"]]
+    n = len(insns)
     index = {a: i for i, (a, _, _) in enumerate(insns)}
-    seen = [False] * len(insns)
-    state_in = [False] * len(insns)
-    if insns:
-        seen[0], state_in[0] = True, entry_dirty
-    # After an indirect jump (a switch's table) any instruction may come next: `anywhere` holds whether one was
-    # reached (None: not yet) and with which state.
-    anywhere = None
-    changed = True
-    while changed:
-        changed = False
-        for i, (_, op, rest) in enumerate(insns):
-            if anywhere is not None and (not seen[i] or (anywhere and not state_in[i])):
-                seen[i], state_in[i] = True, state_in[i] or anywhere
-            if not seen[i]:
-                continue
-            dirty = state_in[i]
-            if op in ("vzeroupper", "vzeroall"):
-                dirty = False
-            elif WRITES_WIDE.search(rest) and not op.startswith("call"):
-                dirty = True
-            succ = []
-            if op.startswith("j"):
-                t, _ = branch_target(rest)
-                if t is not None and t in index:
-                    succ.append(index[t])
-                elif t is None and op.startswith("jmp") and (anywhere is None or (dirty and not anywhere)):
-                    anywhere = dirty
-                    changed = True
-            if not (op in UNCONDITIONAL or op.startswith("jmp") or op.startswith("ret")) and i + 1 < len(insns):
-                succ.append(i + 1)
-            for j in succ:
-                if not seen[j] or (dirty and not state_in[j]):
-                    seen[j] = True
-                    state_in[j] = state_in[j] or dirty
-                    changed = True
+    # Per instruction: whether it cleans or dirties the upper state, its successors inside the function, and whether
+    # it is an indirect jump (a switch's table: any instruction may come next).
+    effect, succs, indirect = [None] * n, [()] * n, [False] * n
+    for i, (_, op, rest) in enumerate(insns):
+        if op in ("vzeroupper", "vzeroall"):
+            effect[i] = False
+        elif WRITES_WIDE.search(rest) and not op.startswith("call"):
+            effect[i] = True
+        succ = []
+        if op.startswith("j"):
+            t, _ = branch_target(rest)
+            if t is not None and t in index:
+                succ.append(index[t])
+            elif t is None and op.startswith("jmp"):
+                indirect[i] = True
+        if not (op in UNCONDITIONAL or op.startswith("jmp") or op.startswith("ret")) and i + 1 < n:
+            succ.append(i + 1)
+        succs[i] = tuple(succ)
+    # May-be-dirty state on entry to each reached instruction, by a worklist (the state only grows: False -> True).
+    seen, state_in = [False] * n, [False] * n
+    work = []
+
+    def reach(j, dirty):
+        if not seen[j] or (dirty and not state_in[j]):
+            seen[j], state_in[j] = True, state_in[j] or dirty
+            work.append(j)
+
+    if n:
+        reach(0, entry_dirty)
+    anywhere = None  # the state an indirect jump was reached with (None: none reached yet)
+    while work:
+        i = work.pop()
+        dirty = state_in[i] if effect[i] is None else effect[i]
+        for j in succs[i]:
+            reach(j, dirty)
+        if indirect[i] and (anywhere is None or (dirty and not anywhere)):
+            anywhere = dirty
+            for j in range(n):
+                reach(j, anywhere)
     for i, (addr, op, rest) in enumerate(insns):
         if not seen[i] or not (op.startswith("call") or op.startswith("jmp")):
             continue
@@ -127,11 +132,18 @@ def check(program):
     lanes = {a for a, f in funcs.items() if is_lane(f["name"])}
     if not lanes:
         return None
+    memo = {}
+
+    def exits(a, entry_dirty):  # analyse() of lane function a, once for each entry state
+        if (a, entry_dirty) not in memo:
+            memo[(a, entry_dirty)] = list(analyse(funcs[a], entry_dirty))
+        return memo[(a, entry_dirty)]
+
     dirty_entry = set()
     while True:
         grew = False
         for a in lanes:
-            for _, _, t, _, dirty in analyse(funcs[a], a in dirty_entry):
+            for _, _, t, _, dirty in exits(a, a in dirty_entry):
                 if dirty and t in lanes and t not in dirty_entry:
                     dirty_entry.add(t)
                     grew = True
@@ -139,7 +151,7 @@ def check(program):
             break
     found = []
     for a in sorted(lanes):
-        for addr, op, t, name, dirty in analyse(funcs[a], a in dirty_entry):
+        for addr, op, t, name, dirty in exits(a, a in dirty_entry):
             if not dirty or t in lanes:
                 continue
             if name.endswith("@plt>") or "@plt" in name:

@@ -34,13 +34,21 @@ TEST_CASE("host lanes == per-element definition: float formats, divide and multi
 template <class F>
 void float_midpoints(const qnum::scheme<F>& s, const char* name) {
   lcg next{23};
-  const std::int64_t rows = 40, cols = 256, groups = rows * cols / 32;
+  const std::int64_t rows = 80, cols = 256, groups = rows * cols / 32;
   std::vector<float> src(static_cast<std::size_t>(rows * cols));
   constexpr std::uint32_t ncodes = F::max_code + 1;  // non-negative codes 0 .. max_code
   for (std::int64_t g = 0; g < groups; ++g) {
-    // biased exponents 0 .. 254 of amax, every one at least once (groups > 255), then at random
-    const int e = g < 255 ? static_cast<int>(g) : static_cast<int>(next() % 255);
-    const float amax = bits_to_float((static_cast<std::uint32_t>(e) << 23) | (next() & 0x7FFFFFu)) ;
+    // biased exponents 0 .. 254 of amax, every one at least once; then every one again at F's largest value times
+    // a power of two, or one ulp below or above it (amax / max_value a power of two, where MX's RCEIL rule rounds
+    // up or not; 2^-127, E8M0's code 0, among them); then at random
+    const int e = g < 255 ? static_cast<int>(g) : g < 510 ? static_cast<int>(g - 255) : static_cast<int>(next() % 255);
+    float amax = bits_to_float((static_cast<std::uint32_t>(e) << 23) | (next() & 0x7FFFFFu));
+    if (g >= 255 && g < 510) {
+      const float a = std::ldexp(F::max_value, e - 127 - qnum::detail::emax_elem<F>());
+      const int side = static_cast<int>(g % 3);
+      const float b = side == 0 ? a : std::nextafter(a, side == 1 ? 0.0f : 2.0f * a);
+      if (b > 0.0f && std::isfinite(b)) amax = b;
+    }
     qnum::group_stats gs;
     qnum::accumulate(gs, amax);
     const qnum::group_params p = qnum::compute_params(s, gs);
@@ -78,6 +86,9 @@ TEST_CASE("host lanes == per-element definition: float formats, amax of every ex
   float_midpoints(p::ct_fp8, "ct_fp8 midpoints");
   float_midpoints(p::mxfp8, "mxfp8 midpoints");
   float_midpoints(p::mxfp4, "mxfp4 midpoints");
+  float_midpoints(p::mxfp8_rceil, "mxfp8_rceil midpoints");
+  float_midpoints(p::mxfp4_rceil, "mxfp4_rceil midpoints");
+  float_midpoints(qnum::float_amax<qnum::fp8_e5m2>().with_pow2(qnum::pow2_rule::mx_rceil), "e5m2 rceil divide midpoints");
   float_midpoints(qnum::float_amax<qnum::fp8_e5m2>(), "e5m2 divide midpoints");
   float_midpoints(qnum::float_amax<qnum::fp8_e5m2>().x_multiply().stored_as(dtype::bf16).eps_zero_to(1e-30f), "e5m2 bf16 scale midpoints");
   float_midpoints(qnum::float_amax<qnum::fp4_e2m1>().x_multiply().with_pow2(qnum::pow2_rule::ceil_pow2), "e2m1 ceil_pow2 midpoints");
