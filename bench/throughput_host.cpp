@@ -116,17 +116,31 @@ void bm_quantize(benchmark::State& s) {
 
 // ---- group quantize under the presets whose groups take per-group parameters (float formats, asymmetric
 // schemes): FP8 E4M3 1x128 activations and 128x128 weights (DeepGEMM, fp32 scales), MXFP8 1x32 (E8M0 scales),
-// compressed-tensors W4A16 asymmetric g128 (fp32 scales, int32 zero points) --------------------------------
-template <const auto& Scheme, const qnum::group_shape& Groups>
+// compressed-tensors W4A16 asymmetric g128 (fp32 scales, int32 zero points), NVFP4 1x16 (UE4M3 scales under a
+// per-tensor scale) -------------------------------------------------------------------------------------------
+// TwoLevel: NVFP4's per-tensor scale, amax / (448 * 6) of the input, computed before the timed loop.
+template <const auto& Scheme, const qnum::group_shape& Groups, bool TwoLevel = false>
 struct preset_case {
   static constexpr auto scheme = Scheme;
   static constexpr qnum::group_shape groups = Groups;
+  static constexpr bool two_level = TwoLevel;
 };
 using deepgemm_1x128 = preset_case<qnum::presets::deepgemm_fp8, qnum::presets::deepseek_act>;
 using deepgemm_128x128 = preset_case<qnum::presets::deepgemm_fp8, qnum::presets::deepseek_weight>;
 using mxfp8_1x32 = preset_case<qnum::presets::mxfp8, qnum::presets::mx_block>;
 using mxfp8_rceil_1x32 = preset_case<qnum::presets::mxfp8_rceil, qnum::presets::mx_block>;
 using ct_asym_g128 = preset_case<qnum::presets::ct_w4a16_asym, qnum::presets::ct_group128>;
+using nvfp4_1x16 = preset_case<qnum::presets::nvfp4, qnum::presets::nvfp4_block, true>;
+template <class T, class P>
+float outer_of(const T* x, std::int64_t n) {
+  if constexpr (!P::two_level) {
+    return 0.0f;
+  } else {
+    float amax = 0.0f;
+    if (qnum::tensor_amax(qnum::view<const T>(x, n, n), amax) != qnum::status::ok) return 0.0f;
+    return qnum::presets::nvfp4_tensor_scale(amax);
+  }
+}
 template <class P>
 constexpr std::int64_t scale_bytes() { return qnum::dtype_bytes(P::scheme.store); }
 template <class T, class P>
@@ -141,9 +155,10 @@ void bm_quantize_preset(benchmark::State& s) {
   std::vector<std::int32_t> zeros(asym ? static_cast<std::size_t>(sr * sc) : 0);
   const qnum::scale_view sv{scales.data(), sr, sc, sc, static_cast<int>(scale_bytes<P>())};
   const auto zv = asym ? qnum::view(zeros.data(), sr, sc) : qnum::matrix_view<std::int32_t>{};
+  const float outer = outer_of<T, P>(input_of<T>(in), n);
   for (auto _ : s) {
     const auto st = qnum::quantize(P::scheme, qnum::view<const T>(input_of<T>(in), n, n), P::groups,
-                                   qnum::view(codes.data(), n, n), sv, zv);
+                                   qnum::view(codes.data(), n, n), sv, zv, {}, outer);
     if (st != qnum::status::ok) s.SkipWithError("quantize failed");
     benchmark::DoNotOptimize(codes.data());
     benchmark::ClobberMemory();
@@ -155,8 +170,10 @@ void bm_fake_quant_preset(benchmark::State& s) {
   const std::int64_t n = s.range(0);
   inputs& in = data(n);
   qbench::aligned_buffer<T> out(static_cast<std::size_t>(n * n));
+  const float outer = outer_of<T, P>(input_of<T>(in), n);
   for (auto _ : s) {
-    const auto st = qnum::fake_quantize(P::scheme, qnum::view<const T>(input_of<T>(in), n, n), P::groups, qnum::view(out.data(), n, n));
+    const auto st = qnum::fake_quantize(P::scheme, qnum::view<const T>(input_of<T>(in), n, n), P::groups, qnum::view(out.data(), n, n),
+                                        {}, outer);
     if (st != qnum::status::ok) s.SkipWithError("fake_quantize failed");
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
@@ -540,9 +557,11 @@ int main(int argc, char** argv) {
   reg("quantize_mxfp8_fp32", bm_quantize_preset<float, mxfp8_1x32>, sizes);
   reg("quantize_mxfp8_rceil_fp32", bm_quantize_preset<float, mxfp8_rceil_1x32>, sizes);
   reg("quantize_w4a16_asym_g128_fp32", bm_quantize_preset<float, ct_asym_g128>, sizes);
+  reg("quantize_nvfp4_fp32", bm_quantize_preset<float, nvfp4_1x16>, sizes);
   reg("fake_quant_fp8_1x128_fp32", bm_fake_quant_preset<float, deepgemm_1x128>, sizes);
   reg("fake_quant_fp8_1x128_bf16", bm_fake_quant_preset<std::uint16_t, deepgemm_1x128>, sizes);
   reg("fake_quant_w4a16_asym_g128_fp32", bm_fake_quant_preset<float, ct_asym_g128>, sizes);
+  reg("fake_quant_nvfp4_fp32", bm_fake_quant_preset<float, nvfp4_1x16>, sizes);
   reg("gguf_q8_0_fp32", bm_gguf<qnum::gguf::type::q8_0>, sizes);
   reg("ref_gguf_q8_0_fp32", bm_ref_gguf<qnum::gguf::type::q8_0>, sizes);
   reg("gguf_q4_0_fp32", bm_gguf<qnum::gguf::type::q4_0>, sizes);

@@ -65,7 +65,7 @@ constexpr const char* family_name[f_count] = {
     "bf16 and fp16 rne == CUDA (NaN: 0x7FC0, 0x7E00)",
 #endif
 #if QNUM_HOST_SIMD
-    "host SIMD lanes (e4m3/e5m2/e2m1 codes and values, bf16 nosat/satfinite, fp16) == codec, every target",
+    "host SIMD lanes (e4m3/e5m2/e2m1 codes and values, bf16 nosat/satfinite, fp16, ue4m3 scales) == codec, every target",
 #endif
 };
 
@@ -79,17 +79,23 @@ struct scalar_block {
   std::vector<std::uint8_t> a = std::vector<std::uint8_t>(sweep_block), e = a, f = a;
   std::vector<std::uint16_t> h = std::vector<std::uint16_t>(sweep_block), hs = h, hp = h;
   std::vector<float> va = std::vector<float>(sweep_block), ve = va, vf = va;  // decode(encode(x)) of the three
+  std::vector<std::uint8_t> u4 = std::vector<std::uint8_t>(sweep_block);  // encode<ue4m3>(x, rne, satfinite), x >= 0
+  std::vector<float> vu4 = std::vector<float>(sweep_block);               // its value
   std::vector<std::uint32_t> nan;  // the indices of the NaN inputs
 };
+// The blocks of non-negative inputs (sign bit clear): the UE4M3 scale lanes' domain.
+bool non_negative_block(std::uint64_t u0) { return u0 < 0x80000000u; }
 
 #if QNUM_HOST_SIMD
 struct lane_block {
   std::vector<std::uint8_t> a = std::vector<std::uint8_t>(sweep_block), e = a, f = a;
   std::vector<std::uint16_t> h = std::vector<std::uint16_t>(sweep_block), hs = h, hp = h, hc = h;
   std::vector<float> va = std::vector<float>(sweep_block), ve = va, vf = va;
+  std::vector<std::uint8_t> u4 = std::vector<std::uint8_t>(sweep_block);
+  std::vector<float> vu4 = std::vector<float>(sweep_block);
 };
 // The lanes of target t over b.x (bf16 also by AVX512-BF16's conversion where `convert`, into l.hc).
-void run_lanes(qnum::simd_target t, bool convert, const scalar_block& b, lane_block& l) {
+void run_lanes(qnum::simd_target t, bool convert, bool non_negative, const scalar_block& b, lane_block& l) {
   auto run = [&](auto eng) {
     using E = decltype(eng);
     E::template encode_row<qnum::fp8_e4m3>(b.x.data(), sweep_block, l.a.data());
@@ -102,6 +108,7 @@ void run_lanes(qnum::simd_target t, bool convert, const scalar_block& b, lane_bl
     E::template value_row<qnum::fp8_e4m3>(b.x.data(), sweep_block, l.va.data());  // likewise
     E::template value_row<qnum::fp8_e5m2>(b.x.data(), sweep_block, l.ve.data());
     E::template value_row<qnum::fp4_e2m1>(b.x.data(), sweep_block, l.vf.data());
+    if (non_negative) E::ue4m3_row(b.x.data(), sweep_block, l.u4.data(), l.vu4.data());  // defined for x >= 0, not NaN
   };
   switch (t) {
 #if defined(__x86_64__)
@@ -158,6 +165,11 @@ TEST_CASE("every float32 input: round_to_int, CUDA's host conversions, the host 
       b.va[k] = decode<fp8_e4m3>(a);
       b.ve[k] = decode<fp8_e5m2>(e);
       b.vf[k] = decode<fp4_e2m1>(f);
+      if (non_negative_block(u0)) {
+        const auto u4 = encode<ue4m3>(x, rne, satfinite);
+        b.u4[k] = static_cast<std::uint8_t>(u4);
+        b.vu4[k] = decode<ue4m3>(u4);
+      }
       auto count = [&](family fam, bool ok) {
         if (ok) return;
         ++c.n[fam];
@@ -183,22 +195,27 @@ TEST_CASE("every float32 input: round_to_int, CUDA's host conversions, the host 
     thread_local lane_block l;
     auto same = [](const auto& p, const auto& q) { return std::memcmp(p.data(), q.data(), p.size() * sizeof p[0]) == 0; };
     for (simd_target t : targets) {
-      run_lanes(t, convert, b, l);
+      const bool non_negative = non_negative_block(u0);
+      run_lanes(t, convert, non_negative, b, l);
       // fp16 and the value rows are defined for non-NaN inputs only: at NaN inputs the definition's bits are taken.
       for (std::uint32_t k : b.nan) {
         l.hp[k] = b.hp[k];
         l.va[k] = b.va[k];
         l.ve[k] = b.ve[k];
         l.vf[k] = b.vf[k];
+        l.u4[k] = b.u4[k];
+        l.vu4[k] = b.vu4[k];
       }
       if (same(l.a, b.a) && same(l.e, b.e) && same(l.f, b.f) && same(l.h, b.h) && same(l.hc, b.h) && same(l.hs, b.hs) &&
-          same(l.hp, b.hp) && same(l.va, b.va) && same(l.ve, b.ve) && same(l.vf, b.vf))
+          same(l.hp, b.hp) && same(l.va, b.va) && same(l.ve, b.ve) && same(l.vf, b.vf) &&
+          (!non_negative || (same(l.u4, b.u4) && same(l.vu4, b.vu4))))
         continue;  // the whole block equal, bit for bit; else find and count the elements that differ
       for (std::size_t k = 0; k < static_cast<std::size_t>(sweep_block); ++k) {
         const bool ok = l.a[k] == b.a[k] && l.e[k] == b.e[k] && l.f[k] == b.f[k] && l.h[k] == b.h[k] &&
                         l.hc[k] == b.h[k] && l.hs[k] == b.hs[k] && l.hp[k] == b.hp[k] &&
                         qtest::bits(l.va[k]) == qtest::bits(b.va[k]) && qtest::bits(l.ve[k]) == qtest::bits(b.ve[k]) &&
-                        qtest::bits(l.vf[k]) == qtest::bits(b.vf[k]);
+                        qtest::bits(l.vf[k]) == qtest::bits(b.vf[k]) &&
+                        (!non_negative || (l.u4[k] == b.u4[k] && qtest::bits(l.vu4[k]) == qtest::bits(b.vu4[k])));
         if (ok) continue;
         ++c.n[f_lanes];
         char target[32];

@@ -28,11 +28,11 @@ TEST_CASE("host lanes == per-element definition: float formats, divide and multi
 // Groups whose amax runs over every float exponent (subnormal amax, scales below 2^-126 and near FLT_MAX) with
 // elements at, and one ulp either side of, the midpoints between neighbouring values of F times the group's code
 // scale, in F's normal and subnormal ranges, at its largest value and beyond it: the batched parameters (amax /
-// max_value, eps, DeepGEMM's ceil_pow2, MX's E8M0 floor, bf16 storage) and the codes and values of F in the
-// batched loops (rows of whole groups of 32 and 128, and 2D blocks, whose amax differ from block to block) against
-// the definition, fp32 and bf16 in and out.
+// max_value, eps, DeepGEMM's ceil_pow2, MX's E8M0 floor, bf16 and UE4M3 storage, an outer scale) and the codes and
+// values of F in the batched loops (rows of whole groups of 32 and 128, and 2D blocks, whose amax differ from block
+// to block) against the definition, fp32 and bf16 in and out.
 template <class F>
-void float_midpoints(const qnum::scheme<F>& s, const char* name) {
+void float_midpoints(const qnum::scheme<F>& s, const char* name, float outer = 0.0f) {
   lcg next{23};
   const std::int64_t rows = 80, cols = 256, groups = rows * cols / 32;
   std::vector<float> src(static_cast<std::size_t>(rows * cols));
@@ -51,7 +51,7 @@ void float_midpoints(const qnum::scheme<F>& s, const char* name) {
     }
     qnum::group_stats gs;
     qnum::accumulate(gs, amax);
-    const qnum::group_params p = qnum::compute_params(s, gs);
+    const qnum::group_params p = qnum::compute_params(s, gs, outer);
     const float sc = p.code_scale;
     float* x = &src[static_cast<std::size_t>(g * 32)];
     x[0] = next() % 2 ? amax : -amax;
@@ -72,9 +72,9 @@ void float_midpoints(const qnum::scheme<F>& s, const char* name) {
   for (const shape& sh : {shape{rows, cols, cols, qnum::group_size(32)}, shape{rows, cols, cols, qnum::group_size(128)},
                           shape{rows, 128, cols, qnum::group_size(32)}, shape{rows, cols, cols, qnum::block(8, 32)},
                           shape{rows - 3, 128, cols, qnum::block(16, 64)}}) {
-    run_case<F, float, float>(s, sh, src, 0.0f, name);
-    run_case<F, float, std::uint16_t>(s, sh, src, 0.0f, name);
-    run_case<F, std::uint16_t, std::uint16_t>(s, sh, src, 0.0f, name);
+    run_case<F, float, float>(s, sh, src, outer, name);
+    run_case<F, float, std::uint16_t>(s, sh, src, outer, name);
+    run_case<F, std::uint16_t, std::uint16_t>(s, sh, src, outer, name);
   }
 }
 
@@ -93,6 +93,17 @@ TEST_CASE("host lanes == per-element definition: float formats, amax of every ex
   float_midpoints(qnum::float_amax<qnum::fp8_e5m2>().x_multiply().stored_as(dtype::bf16).eps_zero_to(1e-30f), "e5m2 bf16 scale midpoints");
   float_midpoints(qnum::float_amax<qnum::fp4_e2m1>().x_multiply().with_pow2(qnum::pow2_rule::ceil_pow2), "e2m1 ceil_pow2 midpoints");
   float_midpoints(qnum::float_amax<qnum::fp8_e4m3>().stored_as(dtype::bf16).eps_floor(1e-20f).eps_after_storage(), "e4m3 bf16 late eps midpoints");
+  // UE4M3 scales (NVFP4): one level, two levels (the outer scale of a tensor of amax 1, of 2^100, and a subnormal
+  // one), without eps (scales in UE4M3's subnormal range and beyond its largest value), late eps, fp32 codes.
+  float_midpoints(p::nvfp4, "nvfp4 midpoints");
+  float_midpoints(p::nvfp4, "nvfp4 two-level midpoints", p::nvfp4_tensor_scale(1.0f));
+  float_midpoints(p::nvfp4, "nvfp4 two-level 2^100 midpoints", p::nvfp4_tensor_scale(std::ldexp(1.0f, 100)));
+  float_midpoints(p::nvfp4, "nvfp4 two-level subnormal outer midpoints", 1e-40f);
+  float_midpoints(qnum::float_amax<qnum::fp4_e2m1>().stored_as(dtype::ue4m3), "e2m1 ue4m3 divide midpoints");
+  float_midpoints(qnum::float_amax<qnum::fp8_e4m3>().x_multiply().stored_as(dtype::ue4m3).codes_from_fp32_scale(),
+                  "e4m3 ue4m3 fp32 codes midpoints", 0.5f);
+  float_midpoints(qnum::float_amax<qnum::fp8_e5m2>().stored_as(dtype::ue4m3).eps_floor(1e-3f).eps_after_storage(),
+                  "e5m2 ue4m3 late eps midpoints", 3.0f);
 }
 
 template <class Residual>
@@ -253,6 +264,42 @@ TEST_CASE("float code lanes == encode<F>(x, rne, satfinite) on every special and
       bad += a[i] != qnum::encode<qnum::fp8_e4m3>(x[i], qnum::rne, qnum::satfinite);
       bad += b[i] != qnum::encode<qnum::fp8_e5m2>(x[i], qnum::rne, qnum::satfinite);
       bad += c[i] != qnum::encode<qnum::fp4_e2m1>(x[i], qnum::rne, qnum::satfinite);
+    }
+  }
+  qnum::set_host_simd_target(qnum::detail::simd::best_target());
+  CHECK(runs > 0);
+  CHECK(bad == 0);
+}
+
+TEST_CASE("UE4M3 scale lanes == encode<ue4m3>(x, rne, satfinite) and its value, every target") {
+  // The batched group parameters store UE4M3 scales (NVFP4) by these lanes; every non-negative input runs through them
+  // in test_codec_exhaustive. Here: every exponent with the mantissa patterns that decide rounding to three bits,
+  // the subnormal codes' midpoints k * 2^-9 + 2^-10 and one ulp either side, the largest value and beyond, +Inf.
+  std::vector<float> x;
+  for (std::uint32_t e = 0; e < 256; ++e)
+    for (std::uint32_t m : {0u, 1u, 0x7FFFFu, 0x80000u, 0x80001u, 0xFFFFFu, 0x100000u, 0x17FFFFu, 0x180000u, 0x180001u,
+                            0x400000u, 0x6FFFFFu, 0x77FFFFu, 0x780000u, 0x780001u, 0x7FFFFFu})
+      if (e < 255 || m == 0) x.push_back(bits_to_float((e << 23) | m));
+  for (int k = 0; k <= 16; ++k) {
+    const float v = std::ldexp(static_cast<float>(2 * k + 1), -10);
+    for (float y : {v, std::nextafter(v, 0.0f), std::nextafter(v, 1.0f)}) x.push_back(y);
+  }
+  for (float y : {448.0f, 464.0f, 480.0f, std::nextafter(464.0f, 0.0f), std::nextafter(464.0f, 1e9f), 3.4e38f, 0.0f})
+    x.push_back(y);
+  const std::int64_t n = static_cast<std::int64_t>(x.size());
+  std::vector<std::uint8_t> codes(x.size());
+  std::vector<float> values(x.size());
+  long bad = 0, runs = 0;
+  for (qnum::simd_target t : targets()) {
+    if (t == qnum::simd_target::none) continue;
+    REQUIRE(qnum::set_host_simd_target(t));
+    runs += qnum::detail::simd::dispatch([&](auto eng) { decltype(eng)::ue4m3_row(x.data(), n, codes.data(), values.data()); });
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const std::uint32_t c = qnum::encode<qnum::ue4m3>(x[i], qnum::rne, qnum::satfinite);
+      const bool ok = codes[i] == c && float_to_bits(values[i]) == float_to_bits(qnum::decode<qnum::ue4m3>(c));
+      if (!ok && bad++ < 3)
+        std::printf("ue4m3 lanes (%s): x = %a: code 0x%X value %a, want 0x%X\n", qnum::simd_target_name(t),
+                    static_cast<double>(x[i]), codes[i], static_cast<double>(values[i]), c);
     }
   }
   qnum::set_host_simd_target(qnum::detail::simd::best_target());
