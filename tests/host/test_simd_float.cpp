@@ -70,6 +70,7 @@ void float_midpoints(const qnum::scheme<F>& s, const char* name, float outer = 0
     }
   }
   for (const shape& sh : {shape{rows, cols, cols, qnum::group_size(32)}, shape{rows, cols, cols, qnum::group_size(128)},
+                          shape{rows, cols, cols, qnum::group_size(16)},
                           shape{rows, 128, cols, qnum::group_size(32)}, shape{rows, cols, cols, qnum::block(8, 32)},
                           shape{rows - 3, 128, cols, qnum::block(16, 64)}}) {
     run_case<F, float, float>(s, sh, src, outer, name);
