@@ -266,6 +266,7 @@ void integer_variants(const char* fname) {
     v.push_back(v[i].scale_multiply().eps_floor(1e-5f));
     v.push_back(v[i].stored_as(dtype::bf16).eps_zero_to(0.0078125f));
     v.push_back(v[i].stored_as(dtype::fp16).codes_from_fp32_scale());
+    v.push_back(v[i].stored_as(dtype::fp16));  // codes from the stored scale: fp16 subnormals round it by up to half
     v.push_back(v[i].stored_as(dtype::e8m0).with_pow2(qnum::pow2_rule::ceil_pow2));
     v.push_back(v[i].zero_before_round().x_multiply());
     v.push_back(v[i].zero_before_round().zero_round_after_subtract());

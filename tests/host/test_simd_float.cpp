@@ -28,9 +28,9 @@ TEST_CASE("host lanes == per-element definition: float formats, divide and multi
 // Groups whose amax runs over every float exponent (subnormal amax, scales below 2^-126 and near FLT_MAX) with
 // elements at, and one ulp either side of, the midpoints between neighbouring values of F times the group's code
 // scale, in F's normal and subnormal ranges, at its largest value and beyond it: the batched parameters (amax /
-// max_value, eps, DeepGEMM's ceil_pow2, MX's E8M0 floor, bf16 and UE4M3 storage, an outer scale) and the codes and
-// values of F in the batched loops (rows of whole groups of 32 and 128, and 2D blocks, whose amax differ from block
-// to block) against the definition, fp32 and bf16 in and out.
+// max_value, eps, DeepGEMM's ceil_pow2, MX's E8M0 floor, bf16, fp16 and UE4M3 storage, an outer scale) and the
+// codes and values of F in the batched loops (rows of whole groups of 16, 32 and 128, and 2D blocks, whose amax
+// differ from block to block) against the definition, fp32 and bf16 in and out.
 template <class F>
 void float_midpoints(const qnum::scheme<F>& s, const char* name, float outer = 0.0f) {
   lcg next{23};
@@ -105,6 +105,10 @@ TEST_CASE("host lanes == per-element definition: float formats, amax of every ex
                   "e4m3 ue4m3 fp32 codes midpoints", 0.5f);
   float_midpoints(qnum::float_amax<qnum::fp8_e5m2>().stored_as(dtype::ue4m3).eps_floor(1e-3f).eps_after_storage(),
                   "e5m2 ue4m3 late eps midpoints", 3.0f);
+  // fp16 scales: normal, subnormal (below 2^-14) and beyond 65504
+  float_midpoints(qnum::float_amax<qnum::fp8_e4m3>().stored_as(dtype::fp16), "e4m3 fp16 scale midpoints");
+  float_midpoints(qnum::float_amax<qnum::fp4_e2m1>().x_multiply().stored_as(dtype::fp16).eps_floor(1e-7f),
+                  "e2m1 fp16 scale eps midpoints", 0.25f);
 }
 
 template <class Residual>
