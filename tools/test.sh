@@ -9,7 +9,9 @@
 #      halt on the first UB report);
 #   4. fuzz every libFuzzer target for QNUM_FUZZ_SECONDS (default 20 here) each (tools/fuzz.sh, clang),
 #      after replaying its committed corpus (stages 1 and 3 replay the corpora only when stage 4 is skipped);
-#   5. check every packaging path with a tiny consumer project (tools/test-packaging.sh), alongside 4.
+#   5. check every packaging path with a tiny consumer project (tools/test-packaging.sh), alongside 4;
+#   6. on x86-64: build the host suites for aarch64 (tools/cross/aarch64-linux-gnu.ini: g++ 12's cross compiler,
+#      -Og, the NEON lanes) and run them under qemu's user-mode emulator (build dir "<build>-aarch64").
 # Every build is configured with -Dwerror=true: warnings are errors in the project's own test runs, never
 # in a user's plain `meson setup` build. CUDA code is compiled for one architecture: QNUM_GPU_ARCH, else
 # the local GPU's, else 90 (tools/gpu-env.sh); a user's build keeps the gpu_arch default (80, 90). Without a
@@ -17,7 +19,7 @@
 # Prints the wall time of every stage, then one line "N passed, N failed, N skipped" (test cases,
 # doctest's counts summed, one case per fuzz target, per packaging path and per matrix check); exits
 # non-zero on any failure.
-# QNUM_SKIP_STAGES="matrix asan fuzz packaging" (any subset) leaves stages out, for quick local runs.
+# QNUM_SKIP_STAGES="matrix asan fuzz packaging aarch64" (any subset) leaves stages out, for quick local runs.
 # QNUM_MATRIX="COMPILER:STD ..." replaces the matrix's entries.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -52,6 +54,9 @@ extra=()
 # (clang 19 in C++17 is left out for CI time: clang 19 in C++20 and clang 14 in C++17 bracket it.)
 matrix=${QNUM_MATRIX:-g++-12:c++20 clang++-14:c++17 clang++-14:c++20 clang++-19:c++20}
 [[ $skip == *" matrix "* ]] || extra+=(g++-12 clang-14 clang-19)
+# Stage 6 only where the build machine is not an Arm one already (there stage 1 runs the NEON lanes natively).
+[ "$(uname -m)" = x86_64 ] || skip+="aarch64 "
+[[ $skip == *" aarch64 "* ]] || extra+=(g++-12-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user)
 timed "install-deps" bash tools/install-deps.sh "${extra[@]}" || exit 1
 
 # A stage that could not even build counts as one failed test case.
@@ -181,6 +186,35 @@ if [[ $skip != *" packaging "* ]]; then
     logs+=("$pkgdir/testlog.json")
   else
     stage_failed "packaging" "$pkgdir/testlog.json"
+  fi
+fi
+
+# 6. The host suites built for aarch64 and run under qemu-aarch64 (the cross file's exe_wrapper): the NEON lanes
+# against the per-element definitions (test_host_simd), the engines on them, and every scalar definition under
+# aarch64's defaults (GCC contracts a * b + c into one FMA there unless told not to; the definitions must not
+# change a bit). -Og and one target as in stage 3 (about 80 s to build here); the fuzz corpora replay here too,
+# since stage 4 fuzzes on x86-64 only. Left out for CI time: the exhaustive sweep (2^32 inputs, hours under
+# emulation; test_host_simd covers every exponent and rounding pattern of the lanes), the two examples that train
+# for tens of emulated seconds, and test_convert (qnum-convert end to end: a minute of compiling; its numerics are
+# the engines the other tests run); `meson test -C <build>-aarch64` afterwards builds and runs them too.
+# doctest and nlohmann_json are header-only: the cross compiler sees links to them, not the build machine's
+# /usr/include.
+if [[ $skip != *" aarch64 "* ]]; then
+  a64dir="$builddir-aarch64"
+  a64skip=(-x example_qgalore_convergence -x example_qat_loop -x test_convert)
+  mkdir -p "$a64dir-include"
+  a64inc=$(cd "$a64dir-include" && pwd)
+  for h in doctest nlohmann; do ln -sfn "/usr/include/$h" "$a64inc/$h"; done
+  if timed "aarch64: configure" setup "$a64dir" --cross-file tools/cross/aarch64-linux-gnu.ini \
+        -Dcpp_args="-isystem$a64inc" -Doptimization=g -Dexhaustive=false -Dcuda=disabled \
+        -Dbenchmarks=disabled -Dfuzz_replay=true &&
+     timed "aarch64: build" build_tests "$a64dir" "${a64skip[@]}"; then
+    # shellcheck disable=SC2046
+    timed "aarch64: test (qemu)" meson test -C "$a64dir" --no-rebuild --print-errorlogs --num-processes 2 \
+      $(python3 tools/test_targets.py "$a64dir" --names "${a64skip[@]}") || status=1
+    logs+=("$a64dir/meson-logs/testlog.json")
+  else
+    stage_failed "build ($a64dir, aarch64)" "$a64dir/meson-logs/build-failed.json"
   fi
 fi
 

@@ -34,7 +34,13 @@ std::string env_or(const char* name, const char* fallback) {
   return v && *v ? v : fallback;
 }
 const std::string data_dir = env_or("QNUM_TEST_DATA_DIR", QNUM_TEST_DATA_DIR);
-const std::string convert_exe = env_or("QNUM_CONVERT_EXE", QNUM_CONVERT_EXE);
+// In a cross build meson runs this test through the cross file's exe_wrapper (MESON_EXE_WRAPPER, e.g. qemu-aarch64):
+// qnum-convert, built for the same machine, runs through it too.
+const std::string convert_exe = [] {
+  const std::string wrapper = env_or("MESON_EXE_WRAPPER", "");
+  const std::string exe = env_or("QNUM_CONVERT_EXE", QNUM_CONVERT_EXE);
+  return wrapper.empty() ? exe : wrapper + " " + exe;
+}();
 std::string device_arg = "--device cpu";  // main(): --gpu makes it --device gpu
 const std::string ckpt = data_dir + "/ckpt";
 
