@@ -10,10 +10,18 @@
 // fixed against run-time schemes. Shared helpers: simd_test_util.hpp.
 #include "simd_test_util.hpp"
 
-TEST_CASE("host lanes == per-element definition: integer formats, every scheme option") {
+// One test case a format: meson runs these four as the test test_host_simd_int, beside the rest of the program
+// (test_host_simd), two processes on two cores (tests/meson.build): half the program's run time under emulation.
+TEST_CASE("host lanes == per-element definition: integer formats (int4) with every scheme option") {
   integer_variants<qnum::qint4>("int4");
+}
+TEST_CASE("host lanes == per-element definition: integer formats (uint4) with every scheme option") {
   integer_variants<qnum::quint4>("uint4");
+}
+TEST_CASE("host lanes == per-element definition: integer formats (int8) with every scheme option") {
   integer_variants<qnum::qint8>("int8");
+}
+TEST_CASE("host lanes == per-element definition: integer formats (uint8) with every scheme option") {
   integer_variants<qnum::quint8>("uint8");
 }
 

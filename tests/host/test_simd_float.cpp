@@ -312,6 +312,40 @@ TEST_CASE("UE4M3 scale lanes == encode<ue4m3>(x, rne, satfinite) and its value, 
   CHECK(bad == 0);
 }
 
+TEST_CASE("fp16 scale lanes == encode<fp16>(x, rne, satfinite) and its value, every target") {
+  // The batched group parameters store fp16 scales by these lanes. Every non-negative finite fp16 value, the midpoint
+  // to the next one and one fp32 ulp either side of it (every rounding boundary of the code, every code's value), the
+  // midpoint beyond the largest value (65520: satfinite keeps 0x7BFF) and +Inf; rounding to fp16 is monotone, so these
+  // decide every input. Infinite and NaN codes never reach the lanes (scales are finite, or +Inf before storage).
+  std::vector<float> x;
+  for (std::uint32_t c = 0; c <= 0x7BFFu; ++c) {
+    const float v = qnum::from_fp16(static_cast<std::uint16_t>(c));
+    const float next = c < 0x7BFFu ? qnum::from_fp16(static_cast<std::uint16_t>(c + 1)) : 65536.0f;
+    const float mid = v + (next - v) / 2;  // exact: the two differ by a power of two well above fp32's ulp here
+    for (float y : {v, mid, std::nextafter(mid, 0.0f), std::nextafter(mid, 1e30f)}) x.push_back(y);
+  }
+  for (float y : {65536.0f, 1e9f, 3.4e38f, std::numeric_limits<float>::infinity()}) x.push_back(y);
+  const std::int64_t n = static_cast<std::int64_t>(x.size());
+  std::vector<std::uint16_t> codes(x.size());
+  std::vector<float> values(x.size());
+  long bad = 0, runs = 0;
+  for (qnum::simd_target t : targets()) {
+    if (t == qnum::simd_target::none) continue;
+    REQUIRE(qnum::set_host_simd_target(t));
+    runs += qnum::detail::simd::dispatch([&](auto eng) { decltype(eng)::fp16_scale_row(x.data(), n, codes.data(), values.data()); });
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const std::uint32_t c = qnum::encode<qnum::fp16>(x[i], qnum::rne, qnum::satfinite);
+      const bool ok = codes[i] == c && float_to_bits(values[i]) == float_to_bits(qnum::from_fp16(static_cast<std::uint16_t>(c)));
+      if (!ok && bad++ < 3)
+        std::printf("fp16 scale lanes (%s): x = %a: code 0x%X value %a, want 0x%X\n", qnum::simd_target_name(t),
+                    static_cast<double>(x[i]), codes[i], static_cast<double>(values[i]), c);
+    }
+  }
+  qnum::set_host_simd_target(qnum::detail::simd::best_target());
+  CHECK(runs > 0);
+  CHECK(bad == 0);
+}
+
 TEST_CASE("the CPU's best target is the default and a missing one is refused") {
   CHECK(qnum::set_host_simd_target(qnum::detail::simd::best_target()));
   CHECK(qnum::host_simd_target() == qnum::detail::simd::best_target());
