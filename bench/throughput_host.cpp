@@ -181,6 +181,37 @@ void bm_fake_quant_preset(benchmark::State& s) {
   qbench::set_counters(s, n * n, n * n * 2 * static_cast<std::int64_t>(sizeof(T)));
 }
 
+// Dequantize under a preset (loading an FP8 or NVFP4 checkpoint into T): codes and scales quantized from the
+// input once, before the timed loop.
+template <class T, class P>
+void bm_dequantize_preset(benchmark::State& s) {
+  const std::int64_t n = s.range(0);
+  const qnum::extent se = qnum::scale_shape(n, n, P::groups);
+  const std::int64_t sr = se.rows, sc = se.cols;
+  const bool asym = P::scheme.kind == qnum::scheme_kind::asymmetric;
+  inputs& in = data(n);
+  std::vector<std::uint8_t> codes(static_cast<std::size_t>(n * n));
+  std::vector<std::uint8_t> scales(static_cast<std::size_t>(sr * sc * 4));
+  std::vector<std::int32_t> zeros(asym ? static_cast<std::size_t>(sr * sc) : 0);
+  const qnum::scale_view sv{scales.data(), sr, sc, sc, static_cast<int>(scale_bytes<P>())};
+  const auto zv = asym ? qnum::view(zeros.data(), sr, sc) : qnum::matrix_view<std::int32_t>{};
+  const float outer = outer_of<float, P>(in.f32.data(), n);
+  if (qnum::quantize(P::scheme, qnum::view<const float>(in.f32.data(), n, n), P::groups, qnum::view(codes.data(), n, n), sv, zv,
+                     {}, outer) != qnum::status::ok) {
+    s.SkipWithError("quantize failed");
+    return;
+  }
+  qbench::aligned_buffer<T> out(static_cast<std::size_t>(n * n));
+  for (auto _ : s) {
+    const auto st = qnum::dequantize(P::scheme, qnum::view<const std::uint8_t>(codes.data(), n, n), P::groups, sv,
+                                     qnum::matrix_view<const std::int32_t>(zv), qnum::view(out.data(), n, n), outer);
+    if (st != qnum::status::ok) s.SkipWithError("dequantize failed");
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  qbench::set_counters(s, n * n, n * n * static_cast<std::int64_t>(sizeof(T) + 1) + sr * sc * (scale_bytes<P>() + (asym ? 4 : 0)));
+}
+
 // ---- GGUF Q8_0 / Q4_0 / Q4_1 writers, one gguf::quantize call per row (the way converters call them);
 // ref_gguf_* is the per-block definition (ggml's _ref formulas). -----------------------------------------
 template <qnum::gguf::type T>
@@ -558,6 +589,9 @@ int main(int argc, char** argv) {
   reg("quantize_mxfp8_rceil_fp32", bm_quantize_preset<float, mxfp8_rceil_1x32>, sizes);
   reg("quantize_w4a16_asym_g128_fp32", bm_quantize_preset<float, ct_asym_g128>, sizes);
   reg("quantize_nvfp4_fp32", bm_quantize_preset<float, nvfp4_1x16>, sizes);
+  reg("dequantize_fp8_128x128_to_bf16", bm_dequantize_preset<std::uint16_t, deepgemm_128x128>, sizes);
+  reg("dequantize_fp8_1x128_to_fp32", bm_dequantize_preset<float, deepgemm_1x128>, sizes);
+  reg("dequantize_nvfp4_to_bf16", bm_dequantize_preset<std::uint16_t, nvfp4_1x16>, sizes);
   reg("fake_quant_fp8_1x128_fp32", bm_fake_quant_preset<float, deepgemm_1x128>, sizes);
   reg("fake_quant_fp8_1x128_bf16", bm_fake_quant_preset<std::uint16_t, deepgemm_1x128>, sizes);
   reg("fake_quant_w4a16_asym_g128_fp32", bm_fake_quant_preset<float, ct_asym_g128>, sizes);

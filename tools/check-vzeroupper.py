@@ -47,20 +47,36 @@ def is_lane(name):
     return "::simd::avx2::" in scope or "::simd::avx512::" in scope
 
 
+def strip_comment(text):
+    """An instruction without objdump's comment ("# 2a1c0 <symbol>" after whitespace; a lambda's name has "#1}")."""
+    k = text.find("# ")
+    while k > 0 and not text[k - 1].isspace():
+        k = text.find("# ", k + 1)
+    return (text[:k] if k > 0 else text).strip()
+
+
 def read(program):
+    """The lane functions of the program (by address), with their instructions; the others are only call targets,
+    known by the names in the operands."""
+    # stdout alone through a pipe: one read of the whole listing (with stderr too, communicate() polls both in small
+    # pieces, a fifth of this script's time)
     dump = subprocess.run(["objdump", "-d", "--no-show-raw-insn", "-C", program], check=True,
-                          capture_output=True, text=True).stdout
+                          stdout=subprocess.PIPE, text=True).stdout
     funcs, cur = {}, None
     for line in dump.splitlines():
-        m = HEADER.match(line)
-        if m:
-            cur = {"addr": int(m.group(1), 16), "name": m.group(2), "insns": []}
-            funcs[cur["addr"]] = cur
+        if not line.startswith(" "):  # a function's header (or a blank / section line)
+            m = HEADER.match(line)
+            if m:
+                cur = None
+                if is_lane(m.group(2)):
+                    cur = {"addr": int(m.group(1), 16), "name": m.group(2), "insns": []}
+                    funcs[cur["addr"]] = cur
+            continue
+        if cur is None:
             continue
         m = INSN.match(line)
-        if m and cur is not None:
-            # objdump's comments ("# 2a1c0 <symbol>") follow whitespace; a lambda's name has "#1}" in it
-            cur["insns"].append((int(m.group(1), 16), re.sub(r"\s+#\s.*$", "", m.group(2)).strip()))
+        if m:
+            cur["insns"].append((int(m.group(1), 16), strip_comment(m.group(2))))
     return funcs
 
 
@@ -129,7 +145,7 @@ def analyse(func, entry_dirty):
 
 def check(program):
     funcs = read(program)
-    lanes = {a for a, f in funcs.items() if is_lane(f["name"])}
+    lanes = set(funcs)
     if not lanes:
         return None
     memo = {}

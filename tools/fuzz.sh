@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fuzz every target in fuzz/meson.build with libFuzzer (clang, ASan + UBSan) for QNUM_FUZZ_SECONDS
-# seconds each (default 60), two at a time. Any finding (property violation, sanitizer report, crash,
+# seconds each (default 60), QNUM_FUZZ_JOBS at a time (default 2). Any finding (property violation, sanitizer report, crash,
 # timeout) fails its test; the input is kept under <build>/fuzz/run_<target>/artifacts/.
 # Build dir: QNUM_FUZZ_BUILD_DIR (default build-fuzz). Extra args go to meson test (e.g. a test name).
 # Each target's libFuzzer stats and per-property counts land in <build>/fuzz/run_<target>/stats.txt.
@@ -27,4 +27,4 @@ fi
 # shellcheck disable=SC2046
 ninja -C "$dir" $(python3 tools/test_targets.py "$dir" fuzz)
 rm -rf "$dir"/fuzz/run_*/artifacts
-meson test -C "$dir" --suite fuzz --no-rebuild --print-errorlogs --num-processes 2 "$@"
+meson test -C "$dir" --suite fuzz --no-rebuild --print-errorlogs --num-processes "${QNUM_FUZZ_JOBS:-2}" "$@"

@@ -221,6 +221,8 @@ const shape shapes[] = {
     // 2D blocks filling whole rows (the banded path): a partial last band, more than `lanes` blocks across, strided
     // rows; one group for the tensor
     {70, 128, 128, qnum::block(32, 32)},   {9, 1088, 1100, qnum::block(8, 64)}, {31, 64, 64, qnum::per_tensor()},
+    // more than 64 blocks across (dequantize takes a row of blocks' parameters 64 at a time) and a partial last band
+    {5, 520, 520, qnum::block(2, 4)},
 };
 
 template <class F>

@@ -166,13 +166,15 @@ TEST_CASE("host lanes == per-element definition: asymmetric groups, zero points 
 }
 
 // Stored scales of every kind (NaN with payloads and either sign, +-Inf, the largest finite, subnormal, +-0,
-// ordinary) times every code: the lanes take the finite scales without the NaN rule and must still give the
-// definition's bits, and the non-finite ones with it.
+// ordinary) times codes: the lanes take the finite scales without the NaN rule and must still give the
+// definition's bits, and the non-finite ones with it. Groups of 40 (pairs of vectors and a tail) or, with G = 256,
+// every code of the format in every group (each stored scale times every code: the float formats' decode lanes,
+// their NaN, Inf, subnormal and -0 codes included).
 template <class F, class U>
-void dequantize_special_scales(const qnum::scheme<F>& s, const char* name) {
+void dequantize_special_scales(const qnum::scheme<F>& s, const char* name, std::int64_t G = 40) {
   const std::uint32_t scale_bits[] = {0x7FC00000u, 0x7FC00001u, 0xFFC00000u, 0x7FA00000u, 0x7F800000u, 0xFF800000u, 0x7F7FFFFFu,
                                       0x00000001u, 0x00000000u, 0x80000000u, 0x3C010204u, 0xBF800000u};
-  const std::int64_t G = 40, groups = sizeof scale_bits / sizeof scale_bits[0], R = 3, C = G * groups;  // 40: pairs and a tail
+  const std::int64_t groups = sizeof scale_bits / sizeof scale_bits[0], R = 3, C = G * groups;
   std::vector<std::uint8_t> codes(static_cast<std::size_t>(R * C));
   for (std::size_t i = 0; i < codes.size(); ++i) codes[i] = static_cast<std::uint8_t>((i * 37 + i / 256) & ((1u << F::bits) - 1u));
   std::vector<float> scales(static_cast<std::size_t>(R * groups));
@@ -205,6 +207,12 @@ TEST_CASE("dequantize with NaN, Inf, huge, subnormal and zero scales: lanes == d
     dequantize_special_scales<qnum::qint8, float>(qnum::presets::int8_sym, "int8_sym");
     dequantize_special_scales<qnum::qint4, std::uint16_t>(qnum::asymmetric<qnum::qint4>(), "int4 asymmetric");
     dequantize_special_scales<qnum::quint8, std::uint16_t>(qnum::asymmetric<qnum::quint8>(), "uint8 asymmetric");
+    dequantize_special_scales<qnum::fp8_e4m3, std::uint16_t>(qnum::float_amax<qnum::fp8_e4m3>(), "e4m3", 256);
+    dequantize_special_scales<qnum::fp8_e4m3, float>(qnum::float_amax<qnum::fp8_e4m3>(), "e4m3", 256);
+    dequantize_special_scales<qnum::fp8_e5m2, std::uint16_t>(qnum::float_amax<qnum::fp8_e5m2>(), "e5m2", 256);
+    dequantize_special_scales<qnum::fp8_e5m2, float>(qnum::float_amax<qnum::fp8_e5m2>(), "e5m2", 256);
+    dequantize_special_scales<qnum::fp4_e2m1, std::uint16_t>(qnum::float_amax<qnum::fp4_e2m1>(), "e2m1", 256);
+    dequantize_special_scales<qnum::fp4_e2m1, float>(qnum::float_amax<qnum::fp4_e2m1>(), "e2m1", 256);
   });
 }
 

@@ -127,19 +127,6 @@ inline bool group_covered(const scheme<F>& s, const group_params& p) {
   return d > 0.0f && d <= flt_max;
 }
 
-template <class F>
-struct float_decode_table {
-  float v[1 << F::bits];
-  float_decode_table() {
-    for (int i = 0; i < (1 << F::bits); ++i) v[i] = decode<F>(static_cast<std::uint32_t>(i));
-  }
-};
-template <class F>
-inline const float* decode_table() {
-  static const float_decode_table<F> t;
-  return t.v;
-}
-
 }  // namespace simd
 }  // namespace detail
 QNUM_END_NAMESPACE
