@@ -143,27 +143,39 @@ float outer_of(const T* x, std::int64_t n) {
 }
 template <class P>
 constexpr std::int64_t scale_bytes() { return qnum::dtype_bytes(P::scheme.store); }
+// The codes, scales (and zero points) of an n x n tensor under preset P, and the bytes they take.
+template <class P>
+struct preset_buffers {
+  static constexpr bool asym = P::scheme.kind == qnum::scheme_kind::asymmetric;
+  std::int64_t n, sr, sc;
+  std::vector<std::uint8_t> codes, scales;
+  std::vector<std::int32_t> zeros;
+  explicit preset_buffers(std::int64_t n_) : n(n_) {
+    const qnum::extent se = qnum::scale_shape(n, n, P::groups);
+    sr = se.rows;
+    sc = se.cols;
+    codes.resize(static_cast<std::size_t>(n * n));
+    scales.resize(static_cast<std::size_t>(sr * sc * 4));
+    zeros.resize(asym ? static_cast<std::size_t>(sr * sc) : 0);
+  }
+  qnum::scale_view sv() { return {scales.data(), sr, sc, sc, static_cast<int>(scale_bytes<P>())}; }
+  qnum::matrix_view<std::int32_t> zv() { return asym ? qnum::view(zeros.data(), sr, sc) : qnum::matrix_view<std::int32_t>{}; }
+  std::int64_t side_bytes() const { return sr * sc * (scale_bytes<P>() + (asym ? 4 : 0)); }
+};
 template <class T, class P>
 void bm_quantize_preset(benchmark::State& s) {
   const std::int64_t n = s.range(0);
-  const qnum::extent se = qnum::scale_shape(n, n, P::groups);
-  const std::int64_t sr = se.rows, sc = se.cols;
-  const bool asym = P::scheme.kind == qnum::scheme_kind::asymmetric;
   inputs& in = data(n);
-  std::vector<std::uint8_t> codes(static_cast<std::size_t>(n * n));
-  std::vector<std::uint8_t> scales(static_cast<std::size_t>(sr * sc * 4));
-  std::vector<std::int32_t> zeros(asym ? static_cast<std::size_t>(sr * sc) : 0);
-  const qnum::scale_view sv{scales.data(), sr, sc, sc, static_cast<int>(scale_bytes<P>())};
-  const auto zv = asym ? qnum::view(zeros.data(), sr, sc) : qnum::matrix_view<std::int32_t>{};
+  preset_buffers<P> b(n);
   const float outer = outer_of<T, P>(input_of<T>(in), n);
   for (auto _ : s) {
     const auto st = qnum::quantize(P::scheme, qnum::view<const T>(input_of<T>(in), n, n), P::groups,
-                                   qnum::view(codes.data(), n, n), sv, zv, {}, outer);
+                                   qnum::view(b.codes.data(), n, n), b.sv(), b.zv(), {}, outer);
     if (st != qnum::status::ok) s.SkipWithError("quantize failed");
-    benchmark::DoNotOptimize(codes.data());
+    benchmark::DoNotOptimize(b.codes.data());
     benchmark::ClobberMemory();
   }
-  qbench::set_counters(s, n * n, n * n * static_cast<std::int64_t>(sizeof(T) + 1) + sr * sc * (scale_bytes<P>() + (asym ? 4 : 0)));
+  qbench::set_counters(s, n * n, n * n * static_cast<std::int64_t>(sizeof(T) + 1) + b.side_bytes());
 }
 template <class T, class P>
 void bm_fake_quant_preset(benchmark::State& s) {
@@ -186,30 +198,23 @@ void bm_fake_quant_preset(benchmark::State& s) {
 template <class T, class P>
 void bm_dequantize_preset(benchmark::State& s) {
   const std::int64_t n = s.range(0);
-  const qnum::extent se = qnum::scale_shape(n, n, P::groups);
-  const std::int64_t sr = se.rows, sc = se.cols;
-  const bool asym = P::scheme.kind == qnum::scheme_kind::asymmetric;
   inputs& in = data(n);
-  std::vector<std::uint8_t> codes(static_cast<std::size_t>(n * n));
-  std::vector<std::uint8_t> scales(static_cast<std::size_t>(sr * sc * 4));
-  std::vector<std::int32_t> zeros(asym ? static_cast<std::size_t>(sr * sc) : 0);
-  const qnum::scale_view sv{scales.data(), sr, sc, sc, static_cast<int>(scale_bytes<P>())};
-  const auto zv = asym ? qnum::view(zeros.data(), sr, sc) : qnum::matrix_view<std::int32_t>{};
+  preset_buffers<P> b(n);
   const float outer = outer_of<float, P>(in.f32.data(), n);
-  if (qnum::quantize(P::scheme, qnum::view<const float>(in.f32.data(), n, n), P::groups, qnum::view(codes.data(), n, n), sv, zv,
-                     {}, outer) != qnum::status::ok) {
+  if (qnum::quantize(P::scheme, qnum::view<const float>(in.f32.data(), n, n), P::groups, qnum::view(b.codes.data(), n, n),
+                     b.sv(), b.zv(), {}, outer) != qnum::status::ok) {
     s.SkipWithError("quantize failed");
     return;
   }
   qbench::aligned_buffer<T> out(static_cast<std::size_t>(n * n));
   for (auto _ : s) {
-    const auto st = qnum::dequantize(P::scheme, qnum::view<const std::uint8_t>(codes.data(), n, n), P::groups, sv,
-                                     qnum::matrix_view<const std::int32_t>(zv), qnum::view(out.data(), n, n), outer);
+    const auto st = qnum::dequantize(P::scheme, qnum::view<const std::uint8_t>(b.codes.data(), n, n), P::groups, b.sv(),
+                                     qnum::matrix_view<const std::int32_t>(b.zv()), qnum::view(out.data(), n, n), outer);
     if (st != qnum::status::ok) s.SkipWithError("dequantize failed");
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
   }
-  qbench::set_counters(s, n * n, n * n * static_cast<std::int64_t>(sizeof(T) + 1) + sr * sc * (scale_bytes<P>() + (asym ? 4 : 0)));
+  qbench::set_counters(s, n * n, n * n * static_cast<std::int64_t>(sizeof(T) + 1) + b.side_bytes());
 }
 
 // ---- GGUF Q8_0 / Q4_0 / Q4_1 writers, one gguf::quantize call per row (the way converters call them);

@@ -346,6 +346,18 @@ TEST_CASE("fp16 scale lanes == encode<fp16>(x, rne, satfinite) and its value, ev
   CHECK(bad == 0);
 }
 
+TEST_CASE("dequantize float codes with NaN, Inf, huge, subnormal and zero scales: lanes == definition, every target") {
+  // Every code of each format with every kind of stored scale (groups of 256), to bf16 and fp32: the decode lanes.
+  each_target([](qnum::simd_target) {
+    dequantize_special_scales<qnum::fp8_e4m3, std::uint16_t>(qnum::float_amax<qnum::fp8_e4m3>(), "e4m3", 256);
+    dequantize_special_scales<qnum::fp8_e4m3, float>(qnum::float_amax<qnum::fp8_e4m3>(), "e4m3", 256);
+    dequantize_special_scales<qnum::fp8_e5m2, std::uint16_t>(qnum::float_amax<qnum::fp8_e5m2>(), "e5m2", 256);
+    dequantize_special_scales<qnum::fp8_e5m2, float>(qnum::float_amax<qnum::fp8_e5m2>(), "e5m2", 256);
+    dequantize_special_scales<qnum::fp4_e2m1, std::uint16_t>(qnum::float_amax<qnum::fp4_e2m1>(), "e2m1", 256);
+    dequantize_special_scales<qnum::fp4_e2m1, float>(qnum::float_amax<qnum::fp4_e2m1>(), "e2m1", 256);
+  });
+}
+
 TEST_CASE("the CPU's best target is the default and a missing one is refused") {
   CHECK(qnum::set_host_simd_target(qnum::detail::simd::best_target()));
   CHECK(qnum::host_simd_target() == qnum::detail::simd::best_target());
