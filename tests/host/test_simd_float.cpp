@@ -276,6 +276,31 @@ TEST_CASE("float code lanes == encode<F>(x, rne, satfinite) on every special and
   CHECK(bad == 0);
 }
 
+// A scale storage's lanes (row(engine, x, n, codes, values)) against encode<F>(x, rne, satfinite) and decode<F> of
+// that code, bit for bit, on every target.
+template <class F, class Code, class Row>
+void scale_lanes_match(const std::vector<float>& x, const char* name, Row row) {
+  const std::int64_t n = static_cast<std::int64_t>(x.size());
+  std::vector<Code> codes(x.size());
+  std::vector<float> values(x.size());
+  long bad = 0, runs = 0;
+  for (qnum::simd_target t : targets()) {
+    if (t == qnum::simd_target::none) continue;
+    REQUIRE(qnum::set_host_simd_target(t));
+    runs += qnum::detail::simd::dispatch([&](auto eng) { row(eng, x.data(), n, codes.data(), values.data()); });
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const std::uint32_t c = qnum::encode<F>(x[i], qnum::rne, qnum::satfinite);
+      const bool ok = codes[i] == c && float_to_bits(values[i]) == float_to_bits(qnum::decode<F>(c));
+      if (!ok && bad++ < 3)
+        std::printf("%s lanes (%s): x = %a: code 0x%X value %a, want 0x%X\n", name, qnum::simd_target_name(t),
+                    static_cast<double>(x[i]), static_cast<unsigned>(codes[i]), static_cast<double>(values[i]), c);
+    }
+  }
+  qnum::set_host_simd_target(qnum::detail::simd::best_target());
+  CHECK(runs > 0);
+  CHECK(bad == 0);
+}
+
 TEST_CASE("UE4M3 scale lanes == encode<ue4m3>(x, rne, satfinite) and its value, every target") {
   // The batched group parameters store UE4M3 scales (NVFP4) by these lanes; every non-negative input runs through them
   // in test_codec_exhaustive. Here: every exponent with the mantissa patterns that decide rounding to three bits,
@@ -291,25 +316,9 @@ TEST_CASE("UE4M3 scale lanes == encode<ue4m3>(x, rne, satfinite) and its value, 
   }
   for (float y : {448.0f, 464.0f, 480.0f, std::nextafter(464.0f, 0.0f), std::nextafter(464.0f, 1e9f), 3.4e38f, 0.0f})
     x.push_back(y);
-  const std::int64_t n = static_cast<std::int64_t>(x.size());
-  std::vector<std::uint8_t> codes(x.size());
-  std::vector<float> values(x.size());
-  long bad = 0, runs = 0;
-  for (qnum::simd_target t : targets()) {
-    if (t == qnum::simd_target::none) continue;
-    REQUIRE(qnum::set_host_simd_target(t));
-    runs += qnum::detail::simd::dispatch([&](auto eng) { decltype(eng)::ue4m3_row(x.data(), n, codes.data(), values.data()); });
-    for (std::size_t i = 0; i < x.size(); ++i) {
-      const std::uint32_t c = qnum::encode<qnum::ue4m3>(x[i], qnum::rne, qnum::satfinite);
-      const bool ok = codes[i] == c && float_to_bits(values[i]) == float_to_bits(qnum::decode<qnum::ue4m3>(c));
-      if (!ok && bad++ < 3)
-        std::printf("ue4m3 lanes (%s): x = %a: code 0x%X value %a, want 0x%X\n", qnum::simd_target_name(t),
-                    static_cast<double>(x[i]), codes[i], static_cast<double>(values[i]), c);
-    }
-  }
-  qnum::set_host_simd_target(qnum::detail::simd::best_target());
-  CHECK(runs > 0);
-  CHECK(bad == 0);
+  scale_lanes_match<qnum::ue4m3, std::uint8_t>(x, "ue4m3", [](auto eng, const float* xs, std::int64_t n, std::uint8_t* c, float* v) {
+    decltype(eng)::ue4m3_row(xs, n, c, v);
+  });
 }
 
 TEST_CASE("fp16 scale lanes == encode<fp16>(x, rne, satfinite) and its value, every target") {
@@ -325,25 +334,9 @@ TEST_CASE("fp16 scale lanes == encode<fp16>(x, rne, satfinite) and its value, ev
     for (float y : {v, mid, std::nextafter(mid, 0.0f), std::nextafter(mid, 1e30f)}) x.push_back(y);
   }
   for (float y : {65536.0f, 1e9f, 3.4e38f, std::numeric_limits<float>::infinity()}) x.push_back(y);
-  const std::int64_t n = static_cast<std::int64_t>(x.size());
-  std::vector<std::uint16_t> codes(x.size());
-  std::vector<float> values(x.size());
-  long bad = 0, runs = 0;
-  for (qnum::simd_target t : targets()) {
-    if (t == qnum::simd_target::none) continue;
-    REQUIRE(qnum::set_host_simd_target(t));
-    runs += qnum::detail::simd::dispatch([&](auto eng) { decltype(eng)::fp16_scale_row(x.data(), n, codes.data(), values.data()); });
-    for (std::size_t i = 0; i < x.size(); ++i) {
-      const std::uint32_t c = qnum::encode<qnum::fp16>(x[i], qnum::rne, qnum::satfinite);
-      const bool ok = codes[i] == c && float_to_bits(values[i]) == float_to_bits(qnum::from_fp16(static_cast<std::uint16_t>(c)));
-      if (!ok && bad++ < 3)
-        std::printf("fp16 scale lanes (%s): x = %a: code 0x%X value %a, want 0x%X\n", qnum::simd_target_name(t),
-                    static_cast<double>(x[i]), codes[i], static_cast<double>(values[i]), c);
-    }
-  }
-  qnum::set_host_simd_target(qnum::detail::simd::best_target());
-  CHECK(runs > 0);
-  CHECK(bad == 0);
+  scale_lanes_match<qnum::fp16, std::uint16_t>(x, "fp16 scale", [](auto eng, const float* xs, std::int64_t n, std::uint16_t* c, float* v) {
+    decltype(eng)::fp16_scale_row(xs, n, c, v);
+  });
 }
 
 TEST_CASE("dequantize float codes with NaN, Inf, huge, subnormal and zero scales: lanes == definition, every target") {
