@@ -597,6 +597,7 @@ int main(int argc, char** argv) {
   reg("dequantize_fp8_128x128_to_bf16", bm_dequantize_preset<std::uint16_t, deepgemm_128x128>, sizes);
   reg("dequantize_fp8_1x128_to_fp32", bm_dequantize_preset<float, deepgemm_1x128>, sizes);
   reg("dequantize_nvfp4_to_bf16", bm_dequantize_preset<std::uint16_t, nvfp4_1x16>, sizes);
+  reg("dequantize_mxfp8_to_bf16", bm_dequantize_preset<std::uint16_t, mxfp8_1x32>, sizes);
   reg("fake_quant_fp8_1x128_fp32", bm_fake_quant_preset<float, deepgemm_1x128>, sizes);
   reg("fake_quant_fp8_1x128_bf16", bm_fake_quant_preset<std::uint16_t, deepgemm_1x128>, sizes);
   reg("fake_quant_w4a16_asym_g128_fp32", bm_fake_quant_preset<float, ct_asym_g128>, sizes);

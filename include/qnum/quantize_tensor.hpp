@@ -337,7 +337,9 @@ status dequantize(const scheme<F>& s, matrix_view<const std::uint8_t> codes, gro
   if constexpr (detail::simd::format_covered<F>() && detail::lane_type<T>()) {
     if (s.work == dtype::fp32 && detail::lane_view(out)) {
       const detail::simd::group_grid lg{g, out.rows, out.cols, codes.row_stride, out.row_stride};
-      if (detail::simd::dispatch([&](auto e) { decltype(e)::template dequantize_groups<F>(codes.data, lg, out.data, params); }))
+      const detail::simd::stored_scales st{asym ? nullptr : scales.data, scales.row_stride, scales.elem_bytes, s.store,
+                                           outer_scale};
+      if (detail::simd::dispatch([&](auto e) { decltype(e)::template dequantize_groups<F>(codes.data, lg, out.data, params, st); }))
         return status::ok;
     }
   }

@@ -351,6 +351,77 @@ TEST_CASE("dequantize float codes with NaN, Inf, huge, subnormal and zero scales
   });
 }
 
+// Groups a few vectors across (dequantize's batched scale decoding) under every stored scale code of s's storage
+// (all of them for 8- and 16-bit storage; fp32: special bit patterns and a spread of others) and an outer scale,
+// to U: every output against params_from_stored and dequantize_value, bit for bit. Two rows of K groups, the
+// scale rows strided, K not a multiple of any vector width nor of 64.
+template <class F, class U>
+void dequantize_stored_scales(const qnum::scheme<F>& s, std::int64_t G, float outer, const char* name) {
+  const int bytes = qnum::dtype_bytes(s.store);
+  std::vector<std::uint32_t> sc;
+  if (bytes < 4) {
+    for (std::uint32_t c = 0; c < (1u << (8 * bytes)); ++c) sc.push_back(c);
+  } else {
+    for (std::uint32_t b : {0x7FC00000u, 0xFFC00001u, 0x7F800000u, 0xFF800000u, 0x7F7FFFFFu, 0x00000001u, 0x00800000u,
+                            0x00000000u, 0x80000000u, 0xBF800000u, 0x3F800000u, 0x0D000000u, 0x72000000u})
+      sc.push_back(b);
+    std::uint32_t x = 12345;
+    for (int i = 0; i < 3000; ++i) sc.push_back(x = x * 1664525u + 1013904223u);
+  }
+  // Every code in each row: in order in the first, in the second group k takes sc[k * 7919 mod n] (a permutation:
+  // n is a power of two or 3013 = 23 * 131), so that a special code's neighbours in a vector of scales are
+  // ordinary ones.
+  const std::int64_t n = static_cast<std::int64_t>(sc.size()), R = 2, K = n + 37, stride = K + 3, C = K * G;
+  auto code_of = [&](std::int64_t t) { return sc[static_cast<std::size_t>((t < K ? t : (t - K) * 7919) % n)]; };
+  std::vector<std::uint8_t> scales(static_cast<std::size_t>(R * stride * bytes), 0xA5);
+  for (std::int64_t r = 0; r < R; ++r)
+    for (std::int64_t k = 0; k < K; ++k) {
+      const std::uint32_t code = code_of(r * K + k);
+      std::memcpy(&scales[static_cast<std::size_t>((r * stride + k) * bytes)], &code, static_cast<std::size_t>(bytes));  // little-endian: its low bytes
+    }
+  std::vector<std::uint8_t> codes(static_cast<std::size_t>(R * C));
+  for (std::size_t i = 0; i < codes.size(); ++i) codes[i] = static_cast<std::uint8_t>((i * 37 + i / 256) & ((1u << F::bits) - 1u));
+  std::vector<U> out(codes.size());
+  REQUIRE(qnum::dequantize(s, qnum::view<const std::uint8_t>(codes.data(), R, C), qnum::group_size(G),
+                           qnum::scale_view{scales.data(), R, K, stride, bytes}, qnum::matrix_view<const std::int32_t>{},
+                           qnum::view(out.data(), R, C), outer) == qnum::status::ok);
+  long bad = 0;
+  for (std::int64_t r = 0; r < R; ++r)
+    for (std::int64_t c = 0; c < C; ++c) {
+      const std::uint32_t code = code_of(r * K + c / G);
+      const std::size_t i = static_cast<std::size_t>(r * C + c);
+      const qnum::group_params pd = qnum::detail::params_from_stored(s, code, 0, outer);
+      const std::uint32_t want = out_bits(to_out<U>(qnum::dequantize_value(s, pd, codes[i])));
+      if (out_bits(out[i]) != want && bad++ < 3)
+        std::printf("%s G=%lld outer %g out=%s scale code 0x%X element code %u: got 0x%X want 0x%X\n", name,
+                    static_cast<long long>(G), static_cast<double>(outer), sizeof(U) == 4 ? "fp32" : "bf16", code,
+                    codes[i], out_bits(out[i]), want);
+    }
+  CHECK_MESSAGE(bad == 0, name);
+}
+
+TEST_CASE("dequantize groups of a few vectors with every stored scale code and outer scale: lanes == definition") {
+  using qnum::dtype;
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  each_target([&](qnum::simd_target) {
+    const auto nvfp4 = qnum::float_amax<qnum::fp4_e2m1>().stored_as(dtype::ue4m3);
+    for (float outer : {0.0f, 1.0f, 0.3f, 1e-40f, 3e38f, inf, nan, -2.0f}) {
+      dequantize_stored_scales<qnum::fp4_e2m1, std::uint16_t>(nvfp4, 16, outer, "e2m1 / ue4m3");
+      dequantize_stored_scales<qnum::fp4_e2m1, float>(nvfp4, 32, outer, "e2m1 / ue4m3");
+    }
+    for (std::int64_t G : {16, 32}) {
+      const float outer = G == 16 ? 0.0f : 0.3f;
+      dequantize_stored_scales<qnum::fp8_e4m3, std::uint16_t>(qnum::float_amax<qnum::fp8_e4m3>().stored_as(dtype::e8m0), G, outer, "e4m3 / e8m0");
+      dequantize_stored_scales<qnum::fp4_e2m1, float>(qnum::float_amax<qnum::fp4_e2m1>().stored_as(dtype::e8m0), G, 3e38f, "e2m1 / e8m0");
+      dequantize_stored_scales<qnum::fp8_e5m2, float>(qnum::float_amax<qnum::fp8_e5m2>(), G, outer, "e5m2 / fp32");
+      dequantize_stored_scales<qnum::fp8_e4m3, std::uint16_t>(qnum::float_amax<qnum::fp8_e4m3>().stored_as(dtype::bf16), G, outer, "e4m3 / bf16");
+      dequantize_stored_scales<qnum::qint8, std::uint16_t>(qnum::symmetric_restricted<qnum::qint8>().stored_as(dtype::fp16), G, outer, "int8 / fp16");
+      dequantize_stored_scales<qnum::qint4, float>(qnum::symmetric_full<qnum::qint4>(), G, outer, "int4 / fp32");
+      dequantize_stored_scales<qnum::qint8, std::uint16_t>(qnum::symmetric_full<qnum::qint8>().stored_as(dtype::ue4m3), G, 1.0f, "int8 / ue4m3");
+    }
+  });
+}
+
 TEST_CASE("the CPU's best target is the default and a missing one is refused") {
   CHECK(qnum::set_host_simd_target(qnum::detail::simd::best_target()));
   CHECK(qnum::host_simd_target() == qnum::detail::simd::best_target());

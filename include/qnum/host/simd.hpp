@@ -111,6 +111,15 @@ struct group_grid {
   std::int64_t rows = 0, cols = 0, in_stride = 0, out_stride = 0;
   group_span span(std::int64_t bi, std::int64_t bj) const { return span_of(g, rows, cols, bi, bj); }
 };
+// A symmetric scheme's stored scales as dequantize reads them (scale_view's buffer, its storage, the outer
+// scale as given); data null where the groups have zero points.
+struct stored_scales {
+  const void* data = nullptr;
+  std::int64_t row_stride = 0;
+  int elem_bytes = 4;
+  dtype store = dtype::fp32;
+  float outer = 0.0f;
+};
 
 template <class F>
 constexpr bool float_covered() {
