@@ -28,6 +28,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -544,6 +545,8 @@ void reg(const std::string& name, Fn fn, const std::vector<std::int64_t>& sizes)
   auto* b = benchmark::RegisterBenchmark(name.c_str(), fn);
   for (auto n : sizes) b->Arg(n);
   b->Unit(benchmark::kMillisecond);  // CPU time: the shared VM steals wall time (docs/performance.md)
+  // A fixed number of calls (tools/count-instructions.sh: instructions counted for two numbers of calls)
+  if (const char* it = std::getenv("QNUM_BENCH_ITERATIONS")) b->Iterations(std::atoll(it));
 }
 
 template <class T>
