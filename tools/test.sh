@@ -86,6 +86,22 @@ build_tests() {  # dir [-x test]...
   ninja -C "$1" $targets
 }
 
+# Stages 3 and 6: configure dir with the options given, build only the tests it runs (less those skipped, by -x
+# NAME), run them. A stage that cannot build counts as one failed test case.
+tests_stage() {  # label dir "-x NAME ..." [meson options...]
+  local label=$1 dir=$2 skips=$3
+  shift 3
+  # shellcheck disable=SC2086
+  if timed "$label: configure" setup "$dir" "$@" && timed "$label: build" build_tests "$dir" $skips; then
+    # shellcheck disable=SC2046,SC2086
+    timed "$label: test" meson test -C "$dir" --no-rebuild --print-errorlogs --num-processes 2 \
+      $(python3 tools/test_targets.py "$dir" --names $skips) || status=1
+    logs+=("$dir/meson-logs/testlog.json")
+  else
+    stage_failed "build ($dir, $label)" "$dir/meson-logs/build-failed.json"
+  fi
+}
+
 # The QNUM_HOST_SIMD_TARGETS mask of this machine's best host SIMD target (tools/simd-best.sh).
 simd_mask=$(bash tools/simd-best.sh)
 # The fuzz corpus replays (unit tests of the normal and ASan builds) only where stage 4 does not run: libFuzzer runs
@@ -128,22 +144,12 @@ fi
 # targets are built (the header checks compile in stage 1), less test_host_simd_avx2: with one target it
 # would repeat test_host_simd with the generic loops built with -mavx2 -mfma, a numerical check of stage 1
 # (and, as in stage 1, the fuzz corpus replays only where stage 4 does not run).
-asan_skip=(-x test_host_simd_avx2)
 if [[ $skip != *" asan "* ]]; then
-  asandir="$builddir-asan"
   export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1}
   export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
-  if timed "asan: configure" setup "$asandir" -Db_sanitize=address,undefined -Db_lundef=false \
-        -Dcpp_args="-fno-sanitize-recover=all -DQNUM_HOST_SIMD_TARGETS=$simd_mask" -Doptimization=g -Dexhaustive=false -Dcuda=disabled -Dbenchmarks=disabled \
-        -Dfuzz_replay=$replay &&
-     timed "asan: build" build_tests "$asandir" "${asan_skip[@]}"; then
-    # shellcheck disable=SC2046
-    timed "asan: test" meson test -C "$asandir" --no-rebuild --print-errorlogs --num-processes 2 \
-      $(python3 tools/test_targets.py "$asandir" --names "${asan_skip[@]}") || status=1
-    logs+=("$asandir/meson-logs/testlog.json")
-  else
-    stage_failed "build ($asandir, ASan+UBSan)" "$asandir/meson-logs/build-failed.json"
-  fi
+  tests_stage asan "$builddir-asan" "-x test_host_simd_avx2" -Db_sanitize=address,undefined -Db_lundef=false \
+    -Dcpp_args="-fno-sanitize-recover=all -DQNUM_HOST_SIMD_TARGETS=$simd_mask" -Doptimization=g -Dexhaustive=false \
+    -Dcuda=disabled -Dbenchmarks=disabled -Dfuzz_replay=$replay
 fi
 
 # 5. Packaging (install to a temporary prefix, then build the four consumer projects) runs in the
@@ -205,21 +211,12 @@ fi
 # /usr/include.
 if [[ $skip != *" aarch64 "* ]]; then
   a64dir="$builddir-aarch64"
-  a64skip=(-x example_qgalore_convergence -x example_qat_loop -x test_convert)
   mkdir -p "$a64dir-include"
   a64inc=$(cd "$a64dir-include" && pwd)
   for h in doctest nlohmann; do ln -sfn "/usr/include/$h" "$a64inc/$h"; done
-  if timed "aarch64: configure" setup "$a64dir" --cross-file tools/cross/aarch64-linux-gnu.ini \
-        -Dcpp_args="-isystem$a64inc" -Doptimization=g -Dexhaustive=false -Dcuda=disabled \
-        -Dbenchmarks=disabled -Dfuzz_replay=false &&
-     timed "aarch64: build" build_tests "$a64dir" "${a64skip[@]}"; then
-    # shellcheck disable=SC2046
-    timed "aarch64: test (qemu)" meson test -C "$a64dir" --no-rebuild --print-errorlogs --num-processes 2 \
-      $(python3 tools/test_targets.py "$a64dir" --names "${a64skip[@]}") || status=1
-    logs+=("$a64dir/meson-logs/testlog.json")
-  else
-    stage_failed "build ($a64dir, aarch64)" "$a64dir/meson-logs/build-failed.json"
-  fi
+  tests_stage aarch64 "$a64dir" "-x example_qgalore_convergence -x example_qat_loop -x test_convert" \
+    --cross-file tools/cross/aarch64-linux-gnu.ini -Dcpp_args="-isystem$a64inc" -Doptimization=g -Dexhaustive=false \
+    -Dcuda=disabled -Dbenchmarks=disabled -Dfuzz_replay=false
 fi
 
 timings+=("$(printf '%-44s %5d s' total $(($(date +%s) - t_all)))")
