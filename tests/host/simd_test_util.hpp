@@ -255,6 +255,32 @@ void run_all(const qnum::scheme<F>& s, const char* name, bool two_level = false)
   }
 }
 
+// R x C element codes (i * 37 + i / 256, F's bits) dequantized to U in groups of G along the rows with the scales
+// and zero points given; every output checked against params_from_stored + dequantize_value, bit for bit.
+// scale_of(r, k) and zero_of(r, k): the stored scale bits and the zero point of row r's group k, as the views hold them.
+template <class F, class U, class ScaleOf, class ZeroOf>
+void dequantize_vs_definition(const qnum::scheme<F>& s, std::int64_t R, std::int64_t C, std::int64_t G, const qnum::scale_view& scales,
+                              qnum::matrix_view<const std::int32_t> zeros, float outer, ScaleOf scale_of, ZeroOf zero_of, const char* name) {
+  std::vector<std::uint8_t> codes(static_cast<std::size_t>(R * C));
+  for (std::size_t i = 0; i < codes.size(); ++i) codes[i] = static_cast<std::uint8_t>((i * 37 + i / 256) & ((1u << F::bits) - 1u));
+  std::vector<U> out(codes.size());
+  REQUIRE(qnum::dequantize(s, qnum::view<const std::uint8_t>(codes.data(), R, C), qnum::group_size(G), scales, zeros,
+                           qnum::view(out.data(), R, C), outer) == qnum::status::ok);
+  long bad = 0;
+  for (std::int64_t r = 0; r < R; ++r)
+    for (std::int64_t c = 0; c < C; ++c) {
+      const std::uint32_t code = scale_of(r, c / G);
+      const std::size_t i = static_cast<std::size_t>(r * C + c);
+      const qnum::group_params pd = qnum::detail::params_from_stored(s, code, zero_of(r, c / G), outer);
+      const std::uint32_t want = out_bits(to_out<U>(qnum::dequantize_value(s, pd, codes[i])));
+      if (out_bits(out[i]) != want && bad++ < 3)
+        std::printf("%s G=%lld outer %g out=%s scale bits 0x%X element code %u: got 0x%X want 0x%X\n", name,
+                    static_cast<long long>(G), static_cast<double>(outer), sizeof(U) == 4 ? "fp32" : "bf16", code, codes[i],
+                    out_bits(out[i]), want);
+    }
+  CHECK_MESSAGE(bad == 0, name);
+}
+
 // Stored scales of every kind (NaN with payloads and either sign, +-Inf, the largest finite, subnormal, +-0,
 // ordinary) times codes: the lanes take the finite scales without the NaN rule and must still give the
 // definition's bits, and the non-finite ones with it. Groups of 40 (pairs of vectors and a tail) or, with G = 256,
@@ -265,8 +291,6 @@ void dequantize_special_scales(const qnum::scheme<F>& s, const char* name, std::
   const std::uint32_t scale_bits[] = {0x7FC00000u, 0x7FC00001u, 0xFFC00000u, 0x7FA00000u, 0x7F800000u, 0xFF800000u, 0x7F7FFFFFu,
                                       0x00000001u, 0x00000000u, 0x80000000u, 0x3C010204u, 0xBF800000u};
   const std::int64_t groups = sizeof scale_bits / sizeof scale_bits[0], R = 3, C = G * groups;
-  std::vector<std::uint8_t> codes(static_cast<std::size_t>(R * C));
-  for (std::size_t i = 0; i < codes.size(); ++i) codes[i] = static_cast<std::uint8_t>((i * 37 + i / 256) & ((1u << F::bits) - 1u));
   std::vector<float> scales(static_cast<std::size_t>(R * groups));
   std::vector<std::int32_t> zeros(scales.size());
   for (std::int64_t r = 0; r < R; ++r)
@@ -274,21 +298,10 @@ void dequantize_special_scales(const qnum::scheme<F>& s, const char* name, std::
       scales[static_cast<std::size_t>(r * groups + k)] = bits_to_float(scale_bits[(k + r) % groups]);
       zeros[static_cast<std::size_t>(r * groups + k)] = s.kind == qnum::scheme_kind::asymmetric ? static_cast<std::int32_t>((k * 5 + r) % (1 << F::bits)) + F::qmin : 0;
     }
-  std::vector<U> out(codes.size());
-  REQUIRE(qnum::dequantize(s, qnum::view<const std::uint8_t>(codes.data(), R, C), qnum::group_size(G),
-                           qnum::scale_view{scales.data(), R, groups, groups, 4}, qnum::view<const std::int32_t>(zeros.data(), R, groups),
-                           qnum::view(out.data(), R, C)) == qnum::status::ok);
-  long bad = 0;
-  for (std::int64_t r = 0; r < R; ++r)
-    for (std::int64_t c = 0; c < C; ++c) {
-      const std::size_t k = static_cast<std::size_t>(r * groups + c / G), i = static_cast<std::size_t>(r * C + c);
-      const qnum::group_params pd = qnum::detail::params_from_stored(s, float_to_bits(scales[k]), zeros[k], 0.0f);
-      const std::uint32_t want = out_bits(to_out<U>(qnum::dequantize_value(s, pd, codes[i])));
-      if (out_bits(out[i]) != want && bad++ < 3)
-        std::printf("%s out=%s scale 0x%08X code %u: got 0x%X want 0x%X\n", name, sizeof(U) == 4 ? "fp32" : "bf16",
-                    float_to_bits(scales[k]), codes[i], out_bits(out[i]), want);
-    }
-  CHECK_MESSAGE(bad == 0, name);
+  dequantize_vs_definition<F, U>(
+      s, R, C, G, qnum::scale_view{scales.data(), R, groups, groups, 4}, qnum::view<const std::int32_t>(zeros.data(), R, groups), 0.0f,
+      [&](std::int64_t r, std::int64_t k) { return float_to_bits(scales[static_cast<std::size_t>(r * groups + k)]); },
+      [&](std::int64_t r, std::int64_t k) { return zeros[static_cast<std::size_t>(r * groups + k)]; }, name);
 }
 
 template <class F>

@@ -379,25 +379,9 @@ void dequantize_stored_scales(const qnum::scheme<F>& s, std::int64_t G, float ou
       const std::uint32_t code = code_of(r * K + k);
       std::memcpy(&scales[static_cast<std::size_t>((r * stride + k) * bytes)], &code, static_cast<std::size_t>(bytes));  // little-endian: its low bytes
     }
-  std::vector<std::uint8_t> codes(static_cast<std::size_t>(R * C));
-  for (std::size_t i = 0; i < codes.size(); ++i) codes[i] = static_cast<std::uint8_t>((i * 37 + i / 256) & ((1u << F::bits) - 1u));
-  std::vector<U> out(codes.size());
-  REQUIRE(qnum::dequantize(s, qnum::view<const std::uint8_t>(codes.data(), R, C), qnum::group_size(G),
-                           qnum::scale_view{scales.data(), R, K, stride, bytes}, qnum::matrix_view<const std::int32_t>{},
-                           qnum::view(out.data(), R, C), outer) == qnum::status::ok);
-  long bad = 0;
-  for (std::int64_t r = 0; r < R; ++r)
-    for (std::int64_t c = 0; c < C; ++c) {
-      const std::uint32_t code = code_of(r * K + c / G);
-      const std::size_t i = static_cast<std::size_t>(r * C + c);
-      const qnum::group_params pd = qnum::detail::params_from_stored(s, code, 0, outer);
-      const std::uint32_t want = out_bits(to_out<U>(qnum::dequantize_value(s, pd, codes[i])));
-      if (out_bits(out[i]) != want && bad++ < 3)
-        std::printf("%s G=%lld outer %g out=%s scale code 0x%X element code %u: got 0x%X want 0x%X\n", name,
-                    static_cast<long long>(G), static_cast<double>(outer), sizeof(U) == 4 ? "fp32" : "bf16", code,
-                    codes[i], out_bits(out[i]), want);
-    }
-  CHECK_MESSAGE(bad == 0, name);
+  dequantize_vs_definition<F, U>(
+      s, R, C, G, qnum::scale_view{scales.data(), R, K, stride, bytes}, qnum::matrix_view<const std::int32_t>{}, outer,
+      [&](std::int64_t r, std::int64_t k) { return code_of(r * K + k); }, [](std::int64_t, std::int64_t) { return 0; }, name);
 }
 
 TEST_CASE("dequantize groups of a few vectors with every stored scale code and outer scale: lanes == definition") {
