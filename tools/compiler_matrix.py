@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The compiler matrix: front-end checks of qnum's C++ with more compilers and standards than the main build.
 
-Usage: compiler_matrix.py BUILD_DIR OUT_DIR ENTRY... (ENTRY: COMPILER:STD, e.g. clang++-19:c++20)
+Usage: compiler_matrix.py BUILD_DIR OUT_DIR ENTRY... (ENTRY: COMPILER:STD[:CHECKS], e.g. clang++-19:c++20 or
+g++-12:c++20:headers,examples; CHECKS, a comma-separated subset of the three checks below, all by default)
 
 BUILD_DIR is a configured meson build dir (the main build: the same configure step, nothing else to set
 up); its compile_commands.json gives every host C++ translation unit with its flags. For each entry, the
@@ -25,7 +26,13 @@ import subprocess
 import sys
 
 build, out = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-entries = [e.split(":", 1) for e in sys.argv[3:]]
+groups = ["headers", "tests", "examples"]
+entries = []  # (compiler, std, checks)
+for e in sys.argv[3:]:
+    parts = e.split(":")
+    if len(parts) not in (2, 3) or (len(parts) == 3 and not set(parts[2].split(",")) <= set(groups)):
+        sys.exit("compiler_matrix.py: bad entry %r (COMPILER:STD[:CHECKS], CHECKS from %s)" % (e, ",".join(groups)))
+    entries.append((parts[0], parts[1], parts[2].split(",") if len(parts) == 3 else groups))
 src_root = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 os.makedirs(out, exist_ok=True)
 
@@ -81,14 +88,13 @@ for c in commands:
     if len(flags) < len(units.get((group, src), flags + [""])):
         units[(group, src)] = flags
 
-groups = ["headers", "tests", "examples"]
 ninja = ["ninja_required_version = 1.5", "rule cc", "  command = $cmd > $log 2>&1 && touch $out || { cat $log; exit 1; }",
          "  description = $desc", ""]
 checks = []  # (name, compiler, [stamps], [logs])
-for compiler, std in entries:
+for compiler, std, entry_groups in entries:
     tag = "%s_%s" % (compiler.replace("+", "x"), std.replace("+", "x"))
     found = shutil.which(compiler)
-    for g in groups:
+    for g in entry_groups:
         stamps, logs = [], []
         for n, ((group, src), flags) in enumerate(sorted(units.items())):
             if group != g:

@@ -144,16 +144,54 @@ template <class U> U to_out(float v);
 template <> float to_out<float>(float v) { return v; }
 template <> std::uint16_t to_out<std::uint16_t>(float v) { return qnum::to_bf16(v); }
 
-template <class F, class T, class U>
-void run_case_one(const qnum::scheme<F>& s, const shape& sh, const std::vector<float>& src, float outer, const char* name) {
-  const std::int64_t R = sh.rows, C = sh.cols, S = sh.stride;
-  std::vector<T> in(src.size());
-  for (std::size_t i = 0; i < src.size(); ++i) {
-    if constexpr (sizeof(T) == 4) in[i] = src[i];
-    else in[i] = qnum::to_bf16(src[i]);
-  }
+// The per-element definition's bits for one case (s, shape, input, outer), computed once: every target's output
+// is compared with them (the reference's scalar loops cost more than the lanes, several times over under emulation
+// and sanitizers, and they do not depend on the target).
+struct case_reference {
   qnum::detail::grid g;
-  REQUIRE(qnum::detail::make_grid(R, C, sh.groups, g) == qnum::status::ok);
+  std::vector<std::uint32_t> scale, zero;    // group (bi, bj) at bi * g.nc + bj
+  std::vector<std::uint32_t> code, deq, fq;  // element (r, c) at r * stride + c (inside the rows' columns)
+};
+template <class F, class T, class U>
+case_reference definition_bits(const qnum::scheme<F>& s, const shape& sh, const std::vector<T>& in, float outer) {
+  const std::int64_t R = sh.rows, C = sh.cols, S = sh.stride;
+  case_reference ref;
+  REQUIRE(qnum::detail::make_grid(R, C, sh.groups, ref.g) == qnum::status::ok);
+  const qnum::detail::grid& g = ref.g;
+  ref.scale.resize(static_cast<std::size_t>(g.nr * g.nc));
+  ref.zero.resize(ref.scale.size());
+  ref.code.resize(static_cast<std::size_t>(R * S));
+  ref.deq.resize(ref.code.size());
+  ref.fq.resize(ref.code.size());
+  for (std::int64_t bi = 0; bi < g.nr; ++bi)
+    for (std::int64_t bj = 0; bj < g.nc; ++bj) {
+      const std::int64_t r0 = bi * g.gr, r1 = r0 + g.gr < R ? r0 + g.gr : R;
+      const std::int64_t c0 = bj * g.gc, c1 = c0 + g.gc < C ? c0 + g.gc : C;
+      qnum::group_stats st;
+      for (std::int64_t r = r0; r < r1; ++r)
+        for (std::int64_t c = c0; c < c1; ++c) qnum::accumulate(st, ld(&in[static_cast<std::size_t>(r * S + c)]));
+      const qnum::group_params p = qnum::compute_params(s, st, outer);
+      ref.scale[static_cast<std::size_t>(bi * g.nc + bj)] = p.scale_code;
+      ref.zero[static_cast<std::size_t>(bi * g.nc + bj)] = static_cast<std::uint32_t>(p.zero);
+      const qnum::group_params pd = qnum::detail::params_from_stored(s, p.scale_code, p.zero, outer);
+      for (std::int64_t r = r0; r < r1; ++r)
+        for (std::int64_t c = c0; c < c1; ++c) {
+          const std::size_t k = static_cast<std::size_t>(r * S + c);
+          const float x = ld(&in[k]);
+          const std::uint32_t code = qnum::quantize_value(s, p, x, qnum::rne);
+          ref.code[k] = code;
+          ref.deq[k] = out_bits(to_out<U>(qnum::dequantize_value(s, pd, code)));
+          ref.fq[k] = out_bits(to_out<U>(qnum::fake_quant_value(s, p, x, qnum::rne)));
+        }
+    }
+  return ref;
+}
+// quantize, dequantize and fake_quantize of `in` under the target selected now, against ref bit for bit.
+template <class F, class T, class U>
+void run_case_one(const qnum::scheme<F>& s, const shape& sh, const std::vector<T>& in, const case_reference& ref, float outer,
+                  const char* name) {
+  const std::int64_t R = sh.rows, C = sh.cols, S = sh.stride;
+  const qnum::detail::grid& g = ref.g;
   const int sb = qnum::dtype_bytes(s.store);
   // Scale rows padded by one element when R is odd (the batched path's scale stores, contiguous or not).
   const std::int64_t ss = g.nc + (R % 2);
@@ -179,25 +217,17 @@ void run_case_one(const qnum::scheme<F>& s, const shape& sh, const std::vector<f
     for (std::int64_t bj = 0; bj < g.nc; ++bj) {
       const std::int64_t r0 = bi * g.gr, r1 = r0 + g.gr < R ? r0 + g.gr : R;
       const std::int64_t c0 = bj * g.gc, c1 = c0 + g.gc < C ? c0 + g.gc : C;
-      qnum::group_stats st;
-      for (std::int64_t r = r0; r < r1; ++r)
-        for (std::int64_t c = c0; c < c1; ++c) qnum::accumulate(st, ld(&in[static_cast<std::size_t>(r * S + c)]));
-      const qnum::group_params p = qnum::compute_params(s, st, outer);
+      const std::size_t gi = static_cast<std::size_t>(bi * g.nc + bj);
       const std::uint32_t got_scale = qnum::detail::read_scale(sv, bi, bj);
-      if (got_scale != p.scale_code) report("scale", bi, bj, got_scale, p.scale_code);
-      if (s.kind == qnum::scheme_kind::asymmetric && zeros[static_cast<std::size_t>(bi * g.nc + bj)] != p.zero)
-        report("zero", bi, bj, static_cast<std::uint32_t>(zeros[static_cast<std::size_t>(bi * g.nc + bj)]), static_cast<std::uint32_t>(p.zero));
-      const qnum::group_params pd = qnum::detail::params_from_stored(s, p.scale_code, p.zero, outer);
+      if (got_scale != ref.scale[gi]) report("scale", bi, bj, got_scale, ref.scale[gi]);
+      if (s.kind == qnum::scheme_kind::asymmetric && static_cast<std::uint32_t>(zeros[gi]) != ref.zero[gi])
+        report("zero", bi, bj, static_cast<std::uint32_t>(zeros[gi]), ref.zero[gi]);
       for (std::int64_t r = r0; r < r1; ++r)
         for (std::int64_t c = c0; c < c1; ++c) {
           const std::size_t k = static_cast<std::size_t>(r * S + c);
-          const float x = ld(&in[k]);
-          const std::uint32_t code = qnum::quantize_value(s, p, x, qnum::rne);
-          if (codes[k] != code) report("code", r, c, codes[k], code);
-          const std::uint32_t dq = out_bits(to_out<U>(qnum::dequantize_value(s, pd, code)));
-          if (out_bits(deq[k]) != dq) report("dequantize", r, c, out_bits(deq[k]), dq);
-          const std::uint32_t f = out_bits(to_out<U>(qnum::fake_quant_value(s, p, x, qnum::rne)));
-          if (out_bits(fq[k]) != f) report("fake_quantize", r, c, out_bits(fq[k]), f);
+          if (codes[k] != ref.code[k]) report("code", r, c, codes[k], ref.code[k]);
+          if (out_bits(deq[k]) != ref.deq[k]) report("dequantize", r, c, out_bits(deq[k]), ref.deq[k]);
+          if (out_bits(fq[k]) != ref.fq[k]) report("fake_quantize", r, c, out_bits(fq[k]), ref.fq[k]);
         }
       for (std::int64_t r = r0; r < r1; ++r)  // padding between rows untouched
         for (std::int64_t c = C; c < S; ++c)
@@ -207,7 +237,13 @@ void run_case_one(const qnum::scheme<F>& s, const shape& sh, const std::vector<f
 }
 template <class F, class T, class U>
 void run_case(const qnum::scheme<F>& s, const shape& sh, const std::vector<float>& src, float outer, const char* name) {
-  each_target([&](qnum::simd_target) { run_case_one<F, T, U>(s, sh, src, outer, name); });
+  std::vector<T> in(src.size());
+  for (std::size_t i = 0; i < src.size(); ++i) {
+    if constexpr (sizeof(T) == 4) in[i] = src[i];
+    else in[i] = qnum::to_bf16(src[i]);
+  }
+  const case_reference ref = definition_bits<F, T, U>(s, sh, in, outer);
+  each_target([&](qnum::simd_target) { run_case_one<F, T, U>(s, sh, in, ref, outer, name); });
 }
 
 const shape shapes[] = {
