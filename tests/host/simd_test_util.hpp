@@ -147,6 +147,15 @@ template <> std::uint16_t to_out<std::uint16_t>(float v) { return qnum::to_bf16(
 // The per-element definition's bits for one case (s, shape, input, outer), computed once: every target's output
 // is compared with them (the reference's scalar loops cost more than the lanes, several times over under emulation
 // and sanitizers, and they do not depend on the target).
+// Rows [r0, r1) and columns [c0, c1) of group (bi, bj), the last groups clipped: the tests' own geometry, not the
+// library's (the reference shares no code with the fast path but the per-element functions).
+struct group_bounds {
+  std::int64_t r0, r1, c0, c1;
+};
+group_bounds bounds_of(const qnum::detail::grid& g, std::int64_t R, std::int64_t C, std::int64_t bi, std::int64_t bj) {
+  const std::int64_t r0 = bi * g.gr, c0 = bj * g.gc;
+  return {r0, r0 + g.gr < R ? r0 + g.gr : R, c0, c0 + g.gc < C ? c0 + g.gc : C};
+}
 struct case_reference {
   qnum::detail::grid g;
   std::vector<std::uint32_t> scale, zero;    // group (bi, bj) at bi * g.nc + bj
@@ -165,8 +174,7 @@ case_reference definition_bits(const qnum::scheme<F>& s, const shape& sh, const 
   ref.fq.resize(ref.code.size());
   for (std::int64_t bi = 0; bi < g.nr; ++bi)
     for (std::int64_t bj = 0; bj < g.nc; ++bj) {
-      const std::int64_t r0 = bi * g.gr, r1 = r0 + g.gr < R ? r0 + g.gr : R;
-      const std::int64_t c0 = bj * g.gc, c1 = c0 + g.gc < C ? c0 + g.gc : C;
+      const auto [r0, r1, c0, c1] = bounds_of(g, R, C, bi, bj);
       qnum::group_stats st;
       for (std::int64_t r = r0; r < r1; ++r)
         for (std::int64_t c = c0; c < c1; ++c) qnum::accumulate(st, ld(&in[static_cast<std::size_t>(r * S + c)]));
@@ -215,8 +223,7 @@ void run_case_one(const qnum::scheme<F>& s, const shape& sh, const std::vector<T
   };
   for (std::int64_t bi = 0; bi < g.nr; ++bi)
     for (std::int64_t bj = 0; bj < g.nc; ++bj) {
-      const std::int64_t r0 = bi * g.gr, r1 = r0 + g.gr < R ? r0 + g.gr : R;
-      const std::int64_t c0 = bj * g.gc, c1 = c0 + g.gc < C ? c0 + g.gc : C;
+      const auto [r0, r1, c0, c1] = bounds_of(g, R, C, bi, bj);
       const std::size_t gi = static_cast<std::size_t>(bi * g.nc + bj);
       const std::uint32_t got_scale = qnum::detail::read_scale(sv, bi, bj);
       if (got_scale != ref.scale[gi]) report("scale", bi, bj, got_scale, ref.scale[gi]);
