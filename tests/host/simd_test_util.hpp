@@ -259,6 +259,8 @@ const shape shapes[] = {
     {70, 130, 131, qnum::block(32, 32)},   {9, 5, 7, qnum::group_size(3)},        {3, 1, 1, qnum::group_size(32)},
     // whole rows of groups of 3 or 5 vectors of 16 lanes (6 or 10 of 8, 12 or 20 of 4): every pack width
     {11, 96, 100, qnum::group_size(48)},   {13, 240, 240, qnum::group_size(80)},
+    // an odd number of vectors a group under 8 lanes (3 and 5: the pairs of bf16 fake quantization, then one)
+    {15, 120, 120, qnum::group_size(24)},  {7, 200, 203, qnum::group_size(40)},
     // contiguous rows of groups of one vector (16, 8 or 4 lanes), each with its own scale in the batch loop
     {21, 64, 64, qnum::group_size(16)},    {17, 48, 48, qnum::group_size(8)},     {13, 40, 40, qnum::group_size(4)},
     // 2D blocks filling whole rows (the banded path): a partial last band, more than `lanes` blocks across, strided
