@@ -265,9 +265,12 @@ status compute_scales(const H& h, matrix_view<const T> in, group_shape groups, s
   return compute_scales(h.get(), in, groups, scales, zeros, outer_scale);
 }
 
-template <class H, class T, std::enable_if_t<is_scheme_holder_v<H>, int> = 0>
-status quantize(const H& h, matrix_view<const T> in, group_shape groups, matrix_view<std::uint8_t> codes,
-                scale_view scales, matrix_view<std::int32_t> zeros = {}, rounding rd = {}, float outer_scale = 0.0f) {
+namespace detail {
+// quantize, where `in` may be one piece of a larger input of whole_bytes bytes that the caller walks in order
+// (simd::group_grid::whole_bytes; 0: in is the whole input).
+template <class H, class T>
+status quantize_piece(const H& h, matrix_view<const T> in, group_shape groups, matrix_view<std::uint8_t> codes, scale_view scales,
+                      matrix_view<std::int32_t> zeros, rounding rd, float outer_scale, std::int64_t whole_bytes) {
   using F = typename H::format;
   const scheme<F> s = h.get();
   if (status e = detail::check_view(in); e != status::ok) return e;
@@ -294,7 +297,7 @@ status quantize(const H& h, matrix_view<const T> in, group_shape groups, matrix_
       auto sink_batch = [&](const std::int64_t* bi, const std::int64_t* bj, int k, const std::uint32_t* code) {
         detail::write_scales(scales, bi, bj, k, code);
       };
-      const detail::simd::group_grid lg{g, in.rows, in.cols, in.row_stride, codes.row_stride};
+      const detail::simd::group_grid lg{g, in.rows, in.cols, in.row_stride, codes.row_stride, whole_bytes};
       if (detail::simd::dispatch([&](auto e) {
             decltype(e)::quantize_groups(h, in.data, lg, outer_scale, codes.data, codes.row_stride, sink, sink_batch,
                                          generic_codes);
@@ -302,11 +305,20 @@ status quantize(const H& h, matrix_view<const T> in, group_shape groups, matrix_
         return status::ok;
     }
   }
+#else
+  static_cast<void>(whole_bytes);  // read by the SIMD lanes only
 #endif
   detail::for_each_group(g, [&](std::int64_t bi, std::int64_t bj) {
     generic_codes(bi, bj, detail::group_params_stored(s, in, g, bi, bj, outer_scale, scales, zeros));
   });
   return status::ok;
+}
+}  // namespace detail
+
+template <class H, class T, std::enable_if_t<is_scheme_holder_v<H>, int> = 0>
+status quantize(const H& h, matrix_view<const T> in, group_shape groups, matrix_view<std::uint8_t> codes,
+                scale_view scales, matrix_view<std::int32_t> zeros = {}, rounding rd = {}, float outer_scale = 0.0f) {
+  return detail::quantize_piece(h, in, groups, codes, scales, zeros, rd, outer_scale, 0);
 }
 template <class F, class T>
 status quantize(const scheme<F>& s, matrix_view<const T> in, group_shape groups, matrix_view<std::uint8_t> codes,

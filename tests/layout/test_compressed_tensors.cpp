@@ -305,6 +305,20 @@ TEST_CASE("ct::quantize_pack_weight == quantize + ct::pack_weight: int4 schemes,
   });
 }
 
+TEST_CASE("ct::quantize_pack_weight == quantize + ct::pack_weight: a weight beyond the caches (its chunks read ahead)") {
+  // More than 2 MiB of input: each row's chunk is quantized with the prefetching of the whole weight
+  // (simd::group_grid::whole_bytes), though a chunk alone is 16 KiB.
+  const std::int64_t k = 4096, n = 136, nb = 264;  // fp32: 2.2 MB; bf16: 2.2 MB with nb rows
+  const std::vector<float> x = fused_weights(nb, k, k, 128, 11);
+  std::vector<std::uint16_t> xb(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) xb[i] = to_bf16(x[i]);
+  each_simd_target([&] {
+    check_fused(fixed_scheme<presets::ct_w4a16_sym>{}, x, dtype::fp32, n, k, k, 128, nearest_even());
+    check_fused(fixed_scheme<presets::ct_w4a16_asym>{}, x, dtype::fp32, n, k, k, 128, nearest_even());
+    check_fused(runtime_scheme<qint4>{presets::slime_int4_checkpoint}, xb, dtype::bf16, nb, k, k, 32, nearest_even());
+  });
+}
+
 TEST_CASE("ct::quantize_pack_weight: bad input gives a status and writes nothing; empty weights are ok") {
   const std::int64_t n = 3, k = 40, group = 16, ng = 3, wp = 5;
   const std::vector<float> x = fused_weights(n, k, k, 0, 9);

@@ -105,10 +105,12 @@ QNUM_HD group_span span_of(const grid& g, std::int64_t rows, std::int64_t cols, 
 namespace simd {
 
 // The groups of a rows x cols tensor as the lanes see them, with the input's and the output's row strides
-// in elements.
+// in elements. whole_bytes: where the call is one piece of a larger input that a caller walks in order (a row
+// of a weight quantized and packed a chunk at a time), that input's size in bytes, so that reading ahead is
+// chosen as for the whole; 0: the call's own input.
 struct group_grid {
   grid g;
-  std::int64_t rows = 0, cols = 0, in_stride = 0, out_stride = 0;
+  std::int64_t rows = 0, cols = 0, in_stride = 0, out_stride = 0, whole_bytes = 0;
   group_span span(std::int64_t bi, std::int64_t bj) const { return span_of(g, rows, cols, bi, bj); }
 };
 // A symmetric scheme's stored scales as dequantize reads them (scale_view's buffer, its storage, the outer

@@ -124,7 +124,9 @@ status quantize_pack_weight(const H& h, matrix_view<const T> w, std::int64_t gro
   };
   if (rd.mode == rounding_mode::nearest_even && group <= chunk) {
     // Blocks of whole groups through quantize (its SIMD lanes where it has them): several whole rows when a row
-    // fits in a chunk, else up to a chunk of one row's columns.
+    // fits in a chunk, else up to a chunk of one row's columns; each block reads ahead as the whole weight would
+    // (from DRAM, a block alone is too small to prefetch).
+    const std::int64_t whole_bytes = w.rows * w.cols * static_cast<std::int64_t>(sizeof(T));
     auto block = [&](std::int64_t r0, std::int64_t nr, std::int64_t c0, std::int64_t len) {
       const std::int64_t b0 = c0 / group, nb = (len + group - 1) / group;
       const scale_view sv{scale_bytes + (r0 * scales.row_stride + b0) * scales.elem_bytes, nr, nb, nr > 1 ? scales.row_stride : nb,
@@ -132,8 +134,9 @@ status quantize_pack_weight(const H& h, matrix_view<const T> w, std::int64_t gro
       const matrix_view<std::int32_t> zv =
           zeros.data != nullptr ? matrix_view<std::int32_t>{zeros.data + r0 * zeros.row_stride + b0, nr, nb, nr > 1 ? zeros.row_stride : nb}
                                 : matrix_view<std::int32_t>{};
-      const status e = quantize(h, matrix_view<const T>{w.data + r0 * w.row_stride + c0, nr, len, nr > 1 ? w.row_stride : len, w.type},
-                                group_size(group), matrix_view<std::uint8_t>{codes, nr, len, len}, sv, zv, rd);
+      const status e = detail::quantize_piece(
+          h, matrix_view<const T>{w.data + r0 * w.row_stride + c0, nr, len, nr > 1 ? w.row_stride : len, w.type}, group_size(group),
+          matrix_view<std::uint8_t>{codes, nr, len, len}, sv, zv, rd, 0.0f, whole_bytes);
       QNUM_ASSERT(e == status::ok);  // the views were checked above
       (void)e;
       pack(r0, nr, c0, len);
