@@ -15,6 +15,7 @@
 
 #include "layout_test_util.hpp"
 #include "qnum/codec.hpp"
+#include "qnum/host/simd.hpp"
 #include "qnum/layout/compressed_tensors.hpp"
 #include "qnum/presets.hpp"
 #include "qnum/quantize_tensor.hpp"
@@ -305,9 +306,29 @@ TEST_CASE("ct::quantize_pack_weight == quantize + ct::pack_weight: int4 schemes,
   });
 }
 
+TEST_CASE("the lanes' prefetch rule: a chunk of a weight reads ahead as the whole weight does") {
+  // One 4096-column row, as ct::quantize_pack_weight hands quantize a chunk: 16 KiB alone, beyond the caches as a
+  // piece of a weight over 2 MiB (whole_bytes), not at 2 MiB exactly; a whole_bytes below the call's own is ignored.
+  detail::simd::group_grid g{};
+  g.rows = 1;
+  g.cols = g.in_stride = g.out_stride = 4096;
+  CHECK_FALSE(g.input_beyond_caches(4));
+  g.whole_bytes = 136 * 4096 * 4;
+  CHECK(g.input_beyond_caches(4));
+  CHECK(g.input_beyond_caches(2));
+  g.whole_bytes = std::int64_t{1} << 21;
+  CHECK_FALSE(g.input_beyond_caches(4));
+  g.whole_bytes = 0;
+  g.rows = 129;  // 129 rows of 16 KiB: the call's own input
+  CHECK(g.input_beyond_caches(4));
+  g.whole_bytes = 4096;
+  CHECK(g.input_beyond_caches(4));
+  CHECK_FALSE(g.input_beyond_caches(2));
+}
+
 TEST_CASE("ct::quantize_pack_weight == quantize + ct::pack_weight: a weight beyond the caches (its chunks read ahead)") {
-  // More than 2 MiB of input: each row's chunk is quantized with the prefetching of the whole weight
-  // (simd::group_grid::whole_bytes), though a chunk alone is 16 KiB.
+  // More than 2 MiB of input, so each row's chunk takes the prefetching batches (the rule above): their bits
+  // must equal quantize's on the whole weight. (That they prefetch is a speed, shown by qnum-bench-host.)
   const std::int64_t k = 4096, n = 136, nb = 264;  // fp32: 2.2 MB; bf16: 2.2 MB with nb rows
   const std::vector<float> x = fused_weights(nb, k, k, 128, 11);
   std::vector<std::uint16_t> xb(x.size());

@@ -106,12 +106,18 @@ namespace simd {
 
 // The groups of a rows x cols tensor as the lanes see them, with the input's and the output's row strides
 // in elements. whole_bytes: where the call is one piece of a larger input that a caller walks in order (a row
-// of a weight quantized and packed a chunk at a time), that input's size in bytes, so that reading ahead is
+// of a weight quantized and packed a chunk at a time), the bytes that input spans, so that reading ahead is
 // chosen as for the whole; 0: the call's own input.
 struct group_grid {
   grid g;
   std::int64_t rows = 0, cols = 0, in_stride = 0, out_stride = 0, whole_bytes = 0;
   group_span span(std::int64_t bi, std::int64_t bj) const { return span_of(g, rows, cols, bi, bj); }
+  // Whether the input (elements of elem_bytes) is read from beyond the caches, so that the lanes prefetch: more
+  // than 2 MiB (a core's L2 and then some) spanned by the call's own rows, or by the whole input it is a piece of.
+  bool input_beyond_caches(std::int64_t elem_bytes) const {
+    const std::int64_t own = rows * in_stride * elem_bytes;
+    return (own > whole_bytes ? own : whole_bytes) > (std::int64_t{1} << 21);
+  }
 };
 // A symmetric scheme's stored scales as dequantize reads them (scale_view's buffer, its storage, the outer
 // scale as given); data null where the groups have zero points.

@@ -126,7 +126,7 @@ status quantize_pack_weight(const H& h, matrix_view<const T> w, std::int64_t gro
     // Blocks of whole groups through quantize (its SIMD lanes where it has them): several whole rows when a row
     // fits in a chunk, else up to a chunk of one row's columns; each block reads ahead as the whole weight would
     // (from DRAM, a block alone is too small to prefetch).
-    const std::int64_t whole_bytes = w.rows * w.cols * static_cast<std::int64_t>(sizeof(T));
+    const std::int64_t whole_bytes = w.rows * w.row_stride * static_cast<std::int64_t>(sizeof(T));  // as the lanes count
     auto block = [&](std::int64_t r0, std::int64_t nr, std::int64_t c0, std::int64_t len) {
       const std::int64_t b0 = c0 / group, nb = (len + group - 1) / group;
       const scale_view sv{scale_bytes + (r0 * scales.row_stride + b0) * scales.elem_bytes, nr, nb, nr > 1 ? scales.row_stride : nb,
