@@ -397,6 +397,49 @@ void bm_scalar_quantize_pack(benchmark::State& s) {
   qbench::set_counters(s, n * n, n * n * sizeof(T) + n * n / 2 + n * n / G * 4);
 }
 
+// ---- compressed-tensors FP4 weights (NVFP4A16 / MXFP4A16): codes packed, one scale byte a group ------------
+// ct::quantize_pack_fp4, against the same rules group by group (ct::ct_fp4_group: the per-element definition,
+// as qnum-convert quantized these formats before the one-call form).
+template <class T, bool Nv>
+void bm_ct_fp4(benchmark::State& s) {
+  const std::int64_t n = s.range(0);
+  inputs& in = data(n);
+  const auto kind = Nv ? qnum::ct::fp4_kind::nvfp4 : qnum::ct::fp4_kind::mxfp4;
+  const std::int64_t g = qnum::ct::fp4_group_size(kind);
+  std::vector<std::uint8_t> packed(static_cast<std::size_t>(n * n / 2)), scales(static_cast<std::size_t>(n * n / g));
+  const float global = qnum::presets::ct_nvfp4_global_scale(8.0f);
+  for (auto _ : s) {
+    const auto st = qnum::ct::quantize_pack_fp4(kind, qnum::view<const T>(input_of<T>(in), n, n), global,
+                                                qnum::view(packed.data(), n, n / 2), qnum::view(scales.data(), n, n / g));
+    if (st != qnum::status::ok) s.SkipWithError("quantize_pack_fp4 failed");
+    benchmark::DoNotOptimize(packed.data());
+    benchmark::ClobberMemory();
+  }
+  qbench::set_counters(s, n * n, n * n * sizeof(T) + n * n / 2 + n * n / g);
+}
+template <class T, bool Nv>
+void bm_scalar_ct_fp4(benchmark::State& s) {
+  const std::int64_t n = s.range(0);
+  inputs& in = data(n);
+  const auto kind = Nv ? qnum::ct::fp4_kind::nvfp4 : qnum::ct::fp4_kind::mxfp4;
+  const std::int64_t g = qnum::ct::fp4_group_size(kind);
+  const T* x = input_of<T>(in);
+  const qnum::dtype t = sizeof(T) == 2 ? qnum::dtype::bf16 : qnum::dtype::fp32;
+  std::vector<std::uint8_t> packed(static_cast<std::size_t>(n * n / 2)), scales(static_cast<std::size_t>(n * n / g));
+  const float global = qnum::presets::ct_nvfp4_global_scale(8.0f);
+  std::uint8_t c[32];
+  for (auto _ : s) {
+    for (std::int64_t j = 0; j < n * n / g; ++j) {
+      qnum::ct::ct_fp4_group(kind, x + j * g, t, global, false, c, scales.data() + j);
+      for (std::int64_t e = 0; e < g; e += 2)
+        packed[static_cast<std::size_t>((j * g + e) / 2)] = static_cast<std::uint8_t>((c[e] & 15) | (c[e + 1] & 15) << 4);
+    }
+    benchmark::DoNotOptimize(packed.data());
+    benchmark::ClobberMemory();
+  }
+  qbench::set_counters(s, n * n, n * n * sizeof(T) + n * n / 2 + n * n / g);
+}
+
 // ---- dequantize INT8 g128 codes to fp32 / bf16 --------------------------------------------------------
 struct int8_codes {
   std::int64_t n = 0;
@@ -557,6 +600,10 @@ void reg_typed(const std::vector<std::int64_t>& sizes) {
   reg("quantize_pack_w4a16_" + t, bm_quantize_pack<T>, sizes);
   reg("quantize_pack_w4a16_fused_" + t, bm_quantize_pack_fused<T>, sizes);
   reg("scalar_quantize_pack_w4a16_" + t, bm_scalar_quantize_pack<T>, sizes);
+  reg("ct_nvfp4_pack_" + t, bm_ct_fp4<T, true>, sizes);
+  reg("scalar_ct_nvfp4_pack_" + t, bm_scalar_ct_fp4<T, true>, sizes);
+  reg("ct_mxfp4_pack_" + t, bm_ct_fp4<T, false>, sizes);
+  reg("scalar_ct_mxfp4_pack_" + t, bm_scalar_ct_fp4<T, false>, sizes);
   reg("dequantize_int8_g128_to_" + t, bm_dequantize<T>, sizes);
   reg("scalar_dequantize_int8_g128_to_" + t, bm_scalar_dequantize<T>, sizes);
   reg("fake_quant_int8_g128_" + t, bm_fake_quant<T>, sizes);

@@ -15,6 +15,8 @@
 #include <vector>
 
 #include "qnum/codec.hpp"
+#include "qnum/host/simd.hpp"
+#include "qnum/layout/compressed_tensors.hpp"
 #include "qnum/presets.hpp"
 #include "qnum/quantize.hpp"
 #include "qnum/quantize_tensor.hpp"
@@ -143,6 +145,7 @@ struct fp4_counts {
   int bad_global = 0, bad_scale = 0, bad_code = 0;
   int global_differs_other_rule = 0, scale_differs_other_rule = 0;  // the golden tells the two rules apart
   int zero_sign_changed = 0;                                          // codes ct_fp4_zero_sign turned 0x8 -> 0x0
+  int fused_runs = 0, bad_fused = 0;  // ct::quantize_pack_fp4 on whole tensors (every SIMD target): bytes not the golden's
 };
 
 // Every *_proj weight through the presets' FP4 rules against golden `file`: weight_global_scale (NVFP4: from the
@@ -182,6 +185,23 @@ fp4_counts check_fp4(const std::string& file, bool nvfp4, bool bf16_work) {
       c.bad_global += qtest::bits(global) != want;
       c.global_differs_other_rule += qtest::bits(p::ct_nvfp4_global_scale(amax, !bf16_work)) != want;
     }
+    // The one-call form, on every SIMD target this CPU has and none: weight_packed and weight_scale byte for byte.
+    const qnum::simd_target saved = qnum::host_simd_target();
+    for (const qnum::simd_target t : {qnum::simd_target::none, qnum::simd_target::sse2, qnum::simd_target::avx2,
+                                      qnum::simd_target::avx512, qnum::simd_target::neon}) {
+      if (!qnum::set_host_simd_target(t)) continue;
+      std::vector<std::uint8_t> pk(static_cast<std::size_t>(n * k / 2)), sc(static_cast<std::size_t>(n * k / gs));
+      const auto kind = nvfp4 ? qnum::ct::fp4_kind::nvfp4 : qnum::ct::fp4_kind::mxfp4;
+      const qnum::status st =
+          bf16_work ? qnum::ct::quantize_pack_fp4(kind, qnum::view(x.data(), n, k, k, qnum::dtype::bf16), global, qnum::view(pk.data(), n, k / 2),
+                                                  qnum::view(sc.data(), n, k / gs), true)
+                    : qnum::ct::quantize_pack_fp4(kind, qnum::view(xf.data(), n, k), global, qnum::view(pk.data(), n, k / 2),
+                                                  qnum::view(sc.data(), n, k / gs), false);
+      CHECK(st == qnum::status::ok);
+      ++c.fused_runs;
+      c.bad_fused += pk != packed.bytes || sc != scale.bytes;
+    }
+    REQUIRE(qnum::set_host_simd_target(saved));
     for (std::int64_t r = 0; r < n; ++r)
       for (std::int64_t j = 0; j < k / gs; ++j) {
         const std::int64_t base = r * k + j * gs;
@@ -224,6 +244,8 @@ TEST_CASE("presets ct_fp4: NVFP4A16 on bf16 weights == compressed-tensors (globa
   CHECK(c.global_differs_other_rule > 0);
   CHECK(c.scale_differs_other_rule > 0);
   CHECK(c.zero_sign_changed > 0);
+  CHECK(c.fused_runs >= 2 * 14);
+  CHECK(c.bad_fused == 0);
 }
 
 TEST_CASE("presets ct_fp4: NVFP4A16 on fp32-upcast weights, fused global scales == compressed-tensors") {
@@ -234,6 +256,8 @@ TEST_CASE("presets ct_fp4: NVFP4A16 on fp32-upcast weights, fused global scales 
   CHECK(c.bad_code == 0);
   CHECK(c.global_differs_other_rule > 0);
   CHECK(c.zero_sign_changed > 0);
+  CHECK(c.fused_runs >= 2 * 14);
+  CHECK(c.bad_fused == 0);
 }
 
 TEST_CASE("presets ct_fp4: MXFP4A16 on bf16 weights == compressed-tensors (E8M0 scales, codes, -0 rule)") {
@@ -243,6 +267,8 @@ TEST_CASE("presets ct_fp4: MXFP4A16 on bf16 weights == compressed-tensors (E8M0 
   CHECK(c.bad_scale == 0);
   CHECK(c.bad_code == 0);
   CHECK(c.zero_sign_changed > 0);
+  CHECK(c.fused_runs >= 2 * 14);
+  CHECK(c.bad_fused == 0);
 }
 
 TEST_CASE("presets ct_fp4_zero_sign: only a quotient of exactly -0 turns code 0x8 into 0x0") {

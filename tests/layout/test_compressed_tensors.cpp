@@ -7,6 +7,7 @@
 // by ct::pack_weight (qnum-convert's W4A16 tests compare its output with compressed-tensors' own).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -381,4 +382,186 @@ TEST_CASE("ct::quantize_pack_weight: bad input gives a status and writes nothing
   REQUIRE(ct::quantize_pack_weight(asym, in, group, wv, sv, zv) == status::ok);
   CHECK(w != w0);
   CHECK(!same_bits(sc, sc0));
+}
+
+namespace {
+
+// FP4 test weights [n, k] at row stride `stride` (padding NaN), group by group (G elements): random magnitudes
+// over 2^-150 .. 2^126 (MXFP4's code 0 and code 254, NVFP4 scales that saturate or vanish), all-zero groups,
+// groups of -0.0 and subnormals, groups at E2M1's ties under a power-of-two scale (6 * 2^e first: MXFP4's scale
+// is then 2^e), and a NaN, an Inf and a 3e38 group.
+std::vector<float> fp4_weights(std::int64_t n, std::int64_t k, std::int64_t stride, int g, std::uint64_t seed) {
+  std::vector<float> x(static_cast<std::size_t>(n * stride), std::numeric_limits<float>::quiet_NaN());
+  const float ties[] = {0.25f, 0.75f, 1.25f, 1.75f, 2.5f, 3.5f, 5.0f, 0.5f};
+  for (std::int64_t r = 0; r < n; ++r)
+    for (std::int64_t j = 0; j < k / g; ++j) {
+      const std::uint64_t gi = static_cast<std::uint64_t>(r * (k / g) + j);
+      const std::uint32_t h = random_bits(seed ^ 0x5EED, gi);
+      const int e = static_cast<int>(h % 277) - 150;
+      float* xg = x.data() + r * stride + j * g;
+      for (int i = 0; i < g; ++i) {
+        const std::uint32_t u = random_bits(seed, gi * 64 + static_cast<std::uint64_t>(i));
+        const float sign = (u >> 31) ? -1.0f : 1.0f;
+        switch ((h >> 16) % 8) {
+          case 0: xg[i] = 0.0f; break;
+          case 1: xg[i] = (u & 1) ? -0.0f : sign * std::ldexp(static_cast<float>(u & 0xFFFF), -149 - 8); break;
+          case 2: xg[i] = i == 0 ? std::ldexp(6.0f, e / 2) : sign * ties[u % 8] * std::ldexp(1.0f, e / 2); break;
+          default: xg[i] = sign * std::ldexp(static_cast<float>(u & 0xFFFFFF) / 16777216.0f, e); break;
+        }
+      }
+    }
+  const std::pair<std::int64_t, float> special[] = {{k + 17, std::numeric_limits<float>::quiet_NaN()},
+                                                    {k + 40, std::numeric_limits<float>::infinity()},
+                                                    {2 * k + 41, -std::numeric_limits<float>::infinity()},
+                                                    {2 * k + 90, 3e38f}};
+  for (const auto& [i, v] : special)
+    if (i < n * k) x[static_cast<std::size_t>(i / k * stride + i % k)] = v;
+  return x;
+}
+
+// Weights whose quotients x / code_scale lie at E2M1's midpoints or one ulp beside them, for groups whose code
+// scale follows (ct_fp4_params) from their first element, the largest, under `global` (NVFP4): where a quotient
+// formed another way (a reciprocal without its correction) would round the other way.
+std::vector<float> fp4_near_ties(ct::fp4_kind kind, std::int64_t n, std::int64_t k, std::int64_t stride, float global, std::uint64_t seed) {
+  const int g = ct::fp4_group_size(kind);
+  const float mids[] = {0.25f, 0.75f, 1.25f, 1.75f, 2.5f, 3.5f, 5.0f};
+  std::vector<float> x(static_cast<std::size_t>(n * stride), 0.0f);
+  for (std::int64_t r = 0; r < n; ++r)
+    for (std::int64_t j = 0; j < k / g; ++j) {
+      const std::uint64_t gi = static_cast<std::uint64_t>(r * (k / g) + j);
+      const std::uint32_t h = random_bits(seed ^ 0x71E5, gi);
+      const float amax = std::ldexp(1.0f + static_cast<float>(h & 0xFFFFF) / 1048576.0f, static_cast<int>((h >> 20) % 7) - 3);
+      const float cs = presets::ct_fp4_params(kind == ct::fp4_kind::nvfp4, amax, global).code_scale;
+      float* xg = x.data() + r * stride + j * g;
+      xg[0] = amax;
+      for (int i = 1; i < g; ++i) {
+        const std::uint32_t u = random_bits(seed, gi * 64 + static_cast<std::uint64_t>(i));
+        float v = mids[u % 7] * cs;
+        if ((u >> 8) % 3 == 1) v = std::nextafter(v, 0.0f);
+        if ((u >> 8) % 3 == 2) v = std::nextafter(v, 1e30f);
+        xg[i] = std::min(v, amax) * ((u >> 31) ? -1.0f : 1.0f);
+      }
+    }
+  return x;
+}
+
+// The definition, element by element without SIMD lanes: each group's parameters (ct_fp4_params of its largest
+// |x| as row_stats gives it), quantize_value's codes, ct_fp4_zero_sign, element 2i in the low nibble of byte i.
+template <class T>
+void fp4_reference(ct::fp4_kind kind, const std::vector<T>& x, dtype t, std::int64_t n, std::int64_t k, std::int64_t stride,
+                   float global, bool bf16_work, std::vector<std::uint8_t>& packed, std::vector<std::uint8_t>& scales) {
+  const bool nv = kind == ct::fp4_kind::nvfp4;
+  const int g = ct::fp4_group_size(kind);
+  const simd_target saved = host_simd_target();
+  REQUIRE(set_host_simd_target(simd_target::none));
+  packed.assign(static_cast<std::size_t>(n * k / 2), 0);
+  scales.assign(static_cast<std::size_t>(n * k / g), 0);
+  for (std::int64_t r = 0; r < n; ++r)
+    for (std::int64_t j = 0; j < k / g; ++j) {
+      const T* xg = x.data() + r * stride + j * g;
+      const group_params p = presets::ct_fp4_params(nv, row_stats(xg, g, t).amax, global, bf16_work);
+      std::uint8_t c[32];
+      for (int i = 0; i < g; ++i) c[i] = static_cast<std::uint8_t>(quantize_value(presets::ct_fp4, p, detail::load_elem(xg + i, t), rne));
+      presets::ct_fp4_zero_sign(p, xg, g, c, t);
+      scales[static_cast<std::size_t>(r * (k / g) + j)] = static_cast<std::uint8_t>(p.scale_code);
+      for (int i = 0; i < g; i += 2)
+        packed[static_cast<std::size_t>((r * k + j * g + i) / 2)] = static_cast<std::uint8_t>((c[i] & 15) | (c[i + 1] & 15) << 4);
+    }
+  REQUIRE(set_host_simd_target(saved));
+}
+
+template <class T>
+void check_fp4_pack(ct::fp4_kind kind, const std::vector<T>& x, dtype t, std::int64_t n, std::int64_t k, std::int64_t stride,
+                    float global, bool bf16_work) {
+  CAPTURE(static_cast<int>(kind));
+  CAPTURE(static_cast<int>(t));
+  CAPTURE(k);
+  CAPTURE(global);
+  CAPTURE(bf16_work);
+  const int g = ct::fp4_group_size(kind);
+  std::vector<std::uint8_t> want_p, want_s;
+  fp4_reference(kind, x, t, n, k, stride, global, bf16_work, want_p, want_s);
+  const std::int64_t ps = k / 2 + 3, ss = k / g + 2;  // padded output rows (0xA5 must stay)
+#if QNUM_HOST_SIMD
+  const bool fma_division = detail::simd::fma_division_everywhere();
+#endif
+  each_simd_target([&] {
+    for (const bool fma : {false, true}) {  // x / code_scale by the division, and by the reciprocal and FMAs
+      CAPTURE(fma);
+#if QNUM_HOST_SIMD
+      detail::simd::set_fma_division_everywhere(fma);
+#else
+      if (fma) break;
+#endif
+      std::vector<std::uint8_t> p(static_cast<std::size_t>(n * ps), 0xA5), s(static_cast<std::size_t>(n * ss), 0xA5);
+      REQUIRE(ct::quantize_pack_fp4(kind, matrix_view<const T>{x.data(), n, k, stride, t}, global, view(p.data(), n, k / 2, ps),
+                                    view(s.data(), n, k / g, ss), bf16_work) == status::ok);
+      CHECK(gather(p, n, k / 2, ps) == want_p);
+      CHECK(gather(s, n, k / g, ss) == want_s);
+      CHECK(padding_holds(p, n, k / 2, ps, std::uint8_t{0xA5}));
+      CHECK(padding_holds(s, n, k / g, ss, std::uint8_t{0xA5}));
+    }
+  });
+#if QNUM_HOST_SIMD
+  detail::simd::set_fma_division_everywhere(fma_division);
+#endif
+}
+
+}  // namespace
+
+TEST_CASE("ct::quantize_pack_fp4 == the per-element definition: NVFP4 and MXFP4, fp32/bf16/fp16, fp32 and bf16 work, odd scales, every SIMD target") {
+  CHECK(encode<fp8_e4m3>(0.125f, rne, satfinite) == 0x20);  // the lanes' constant for NVFP4's zero-scale rule
+  const std::int64_t n = 7;
+  for (const ct::fp4_kind kind : {ct::fp4_kind::nvfp4, ct::fp4_kind::mxfp4})
+    for (const std::int64_t k : {std::int64_t{32}, std::int64_t{224}, ct::quantize_pack_chunk + 96}) {
+      const std::int64_t stride = k + 8;
+      // Groups of every magnitude (batches that mix the lanes' cases); weights of a few octaves (whole batches
+      // within the FMA division's bounds: its fast path), both with a NaN, an Inf and a 3e38 group; quotients at
+      // and beside E2M1's ties.
+      for (const int set : {0, 1, 2}) {
+      CAPTURE(set);
+      const std::vector<float> x = set == 0 ? fp4_weights(n, k, stride, ct::fp4_group_size(kind), static_cast<std::uint64_t>(k))
+                                   : set == 1 ? fused_weights(n, k, stride, 16, static_cast<std::uint64_t>(k) + 1)
+                                              : fp4_near_ties(kind, n, k, stride, presets::ct_nvfp4_global_scale(0.75f), static_cast<std::uint64_t>(k) + 2);
+      std::vector<std::uint16_t> xb(x.size()), xh(x.size());
+      for (std::size_t i = 0; i < x.size(); ++i) {
+        xb[i] = to_bf16(x[i]);
+        xh[i] = to_fp16(x[i]);
+      }
+      // NVFP4's global scale: the fp32 and bf16 rules on a typical amax, and out-of-range ones (huge: every block
+      // scale saturates; tiny; 0, negative, NaN and Inf: the definition alone)
+      std::vector<float> globals = {0.0f};
+      if (kind == ct::fp4_kind::nvfp4)
+        globals = {presets::ct_nvfp4_global_scale(0.75f), presets::ct_nvfp4_global_scale_bf16_work(3.0f), 3.4e38f, 1e-30f, 0.0f,
+                   -1.0f, std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()};
+      for (const float global : globals)
+        for (const bool bw : {false, true}) {
+          check_fp4_pack(kind, x, dtype::fp32, n, k, stride, global, bw);
+          check_fp4_pack(kind, xb, dtype::bf16, n, k, stride, global, bw);
+          if (!bw) check_fp4_pack(kind, xh, dtype::fp16, n, k, stride, global, bw);
+        }
+      }
+    }
+}
+
+TEST_CASE("ct::quantize_pack_fp4: bad shapes give a status and write nothing; empty weights are ok") {
+  const std::int64_t n = 2, k = 64;
+  std::vector<float> x(static_cast<std::size_t>(n * k), 1.0f);
+  std::vector<std::uint8_t> p(static_cast<std::size_t>(n * k / 2), 0xA5), s(static_cast<std::size_t>(n * k / 16), 0xA5);
+  const auto in = view(static_cast<const float*>(x.data()), n, k);
+  const float gs = presets::ct_nvfp4_global_scale(1.0f);
+  CHECK(ct::quantize_pack_fp4(ct::fp4_kind::nvfp4, view(static_cast<const float*>(x.data()), n, k - 8), gs, view(p.data(), n, k / 2 - 4),
+                              view(s.data(), n, k / 16 - 1)) == status::bad_shape);  // k - 8: not whole groups
+  CHECK(ct::quantize_pack_fp4(ct::fp4_kind::mxfp4, view(static_cast<const float*>(x.data()), n, k - 16), gs, view(p.data(), n, k / 2 - 8),
+                              view(s.data(), n, k / 32)) == status::bad_shape);
+  CHECK(ct::quantize_pack_fp4(ct::fp4_kind::nvfp4, in, gs, view(p.data(), n, k / 2 - 1), view(s.data(), n, k / 16)) != status::ok);
+  CHECK(ct::quantize_pack_fp4(ct::fp4_kind::nvfp4, in, gs, view(p.data(), n, k / 2), view(s.data(), n - 1, k / 16)) != status::ok);
+  CHECK(ct::quantize_pack_fp4(ct::fp4_kind::nvfp4, matrix_view<const float>{nullptr, n, k, k}, gs, view(p.data(), n, k / 2),
+                              view(s.data(), n, k / 16)) == status::null_pointer);
+  CHECK(std::all_of(p.begin(), p.end(), [](std::uint8_t b) { return b == 0xA5; }));
+  CHECK(std::all_of(s.begin(), s.end(), [](std::uint8_t b) { return b == 0xA5; }));
+  CHECK(ct::quantize_pack_fp4(ct::fp4_kind::nvfp4, matrix_view<const float>{x.data(), 0, k, k}, gs, matrix_view<std::uint8_t>{p.data(), 0, k / 2, k / 2},
+                              matrix_view<std::uint8_t>{s.data(), 0, k / 16, k / 16}) == status::ok);
+  REQUIRE(ct::quantize_pack_fp4(ct::fp4_kind::nvfp4, in, gs, view(p.data(), n, k / 2), view(s.data(), n, k / 16)) == status::ok);
+  CHECK(p[0] == 0x77);  // 1.0 in a group of amax 1: x / code_scale = 6, E2M1 code 0x7, in both nibbles
 }

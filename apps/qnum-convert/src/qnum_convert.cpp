@@ -20,7 +20,7 @@
 //   fp8-channel / fp8-tensor: ct_fp8 per row / per tensor (compressed-tensors "float-quantized": weight
 //               float8_e4m3fn [N, K] + weight_scale fp32 [N, 1] / [1]; s = amax / 448, e4m3 = RNE(x / s))
 //   nvfp4 / mxfp4: compressed-tensors "nvfp4-pack-quantized" / "mxfp4-pack-quantized" (presets ct_fp4_params,
-//               per-element ct_fp4 + ct_fp4_zero_sign): weight_packed uint8 [N, K/2] (element 2i low nibble), weight_scale
+//               ct_fp4 codes + ct_fp4_zero_sign; ct::quantize_pack_fp4 on the host): weight_packed uint8 [N, K/2] (element 2i low nibble), weight_scale
 //               float8_e4m3fn [N, K/16] + weight_global_scale fp32 [1] (= 2688 / amax) / uint8 E8M0 [N, K/32]
 // --work-dtype bf16: compressed-tensors' arithmetic on bf16 weights instead of the fp32 upcast (the presets'
 // *_bf16_work schemes and rules).
@@ -255,23 +255,16 @@ void cpu_quantize(const options& o, const std::string& where, const std::uint8_t
                                                : qnum::presets::ct_nvfp4_global_scale(tensor_stats<T>(data, tt, n, k, threads).amax, o.bf16_work);
       std::memcpy(bufs[2].data(), &global, 4);
     }
+    // weight_packed (element 2i in the low nibble of byte i) and weight_scale (one code a group) in one call
     std::uint8_t* packed = bufs[0].data();
     std::uint8_t* scales = bufs[1].data();
+    const auto kind = nv ? qnum::ct::fp4_kind::nvfp4 : qnum::ct::fp4_kind::mxfp4;
     parallel_rows(n, 1, threads, [&](std::int64_t r0, std::int64_t r1) {
-      const T* p = reinterpret_cast<const T*>(data);
-      std::uint8_t c[32];
-      for (std::int64_t r = r0; r < r1; ++r)
-        for (std::int64_t j = 0; j < groups; ++j) {
-          const std::int64_t base = r * k + j * g;
-          const qnum::group_params gp = qnum::presets::ct_fp4_params(nv, qnum::row_stats(p + base, g, tt).amax, global, o.bf16_work);
-          qnum::quantize_row(qnum::presets::ct_fp4, gp, p + base, g, c, tt);
-          qnum::presets::ct_fp4_zero_sign(gp, p + base, g, c, tt);
-          // weight_scale: the group's scale code; weight_packed: element 2i in the low nibble of byte i.
-          scales[r * groups + j] = static_cast<std::uint8_t>(gp.scale_code);
-          for (std::int64_t e = 0; e < g; e += 2)
-            packed[(base + e) / 2] = qnum::pack_nibble_pair(c[e], c[e + 1], qnum::nibble_order::low_first);
-        }
+      if (qnum::ct::quantize_pack_fp4(kind, rows_of<T>(data, t.dtype, r0, r1, k), global, qnum::view(packed + r0 * (k / 2), r1 - r0, k / 2),
+                                      qnum::view(scales + r0 * groups, r1 - r0, groups), o.bf16_work) != qnum::status::ok)
+        bad = 1;
     });
+    if (bad) fail(where + "quantization failed");
     return;
   }
   if (o.format == out_format::fp8_tensor) {
@@ -661,14 +654,24 @@ std::uint64_t count_nonfinite(const std::uint8_t* data, const tensor_info& t, in
   const std::int64_t n = t.shape[0], k = t.shape[1];
   std::atomic<std::uint64_t> bad{0};
   parallel_rows(n, 1, threads, [&](std::int64_t r0, std::int64_t r1) {
+    // Counted a block at a time in a counter as wide as the elements (the compiler keeps the loop in vectors of
+    // them, not of 64-bit sums).
     std::uint64_t c = 0;
-    if (t.dtype == "F32") {
-      const auto* p = reinterpret_cast<const std::uint32_t*>(data);
-      for (std::int64_t i = r0 * k; i < r1 * k; ++i) c += (p[i] & 0x7F800000u) == 0x7F800000u;
-    } else {
-      const std::uint16_t mask = t.dtype == "F16" ? 0x7C00 : 0x7F80;
-      const auto* p = reinterpret_cast<const std::uint16_t*>(data);
-      for (std::int64_t i = r0 * k; i < r1 * k; ++i) c += (p[i] & mask) == mask;
+    constexpr std::int64_t block = 32768;
+    for (std::int64_t i0 = r0 * k; i0 < r1 * k; i0 += block) {
+      const std::int64_t e = std::min(i0 + block, r1 * k);
+      if (t.dtype == "F32") {
+        const auto* p = reinterpret_cast<const std::uint32_t*>(data);
+        std::uint32_t b = 0;
+        for (std::int64_t i = i0; i < e; ++i) b += (p[i] & 0x7F800000u) == 0x7F800000u;
+        c += b;
+      } else {
+        const std::uint16_t mask = t.dtype == "F16" ? 0x7C00 : 0x7F80;
+        const auto* p = reinterpret_cast<const std::uint16_t*>(data);
+        std::uint16_t b = 0;
+        for (std::int64_t i = i0; i < e; ++i) b = static_cast<std::uint16_t>(b + ((p[i] & mask) == mask));
+        c += b;
+      }
     }
     bad += c;
   });

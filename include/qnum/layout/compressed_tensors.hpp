@@ -20,6 +20,8 @@
 #include "qnum/config.hpp"
 #include "qnum/format.hpp"
 #include "qnum/layout/pack.hpp"
+#include "qnum/presets.hpp"
+#include "qnum/quantize.hpp"
 #include "qnum/quantize_tensor.hpp"
 #include "qnum/static_scheme.hpp"
 
@@ -182,6 +184,68 @@ template <class S, class T, std::enable_if_t<!std::is_const<T>::value, int> = 0>
 status quantize_pack_weight(const S& s, matrix_view<T> w, std::int64_t group, const matrix_view<std::uint32_t>& weight_packed,
                             scale_view scales, matrix_view<std::int32_t> zeros = {}, rounding rd = {}) {
   return quantize_pack_weight(s, matrix_view<const T>(w), group, weight_packed, scales, zeros, rd);
+}
+
+// compressed-tensors 0.20 FP4 weights in one call: "nvfp4-pack-quantized" (NVFP4A16: groups of 16, weight_scale
+// the E4M3 code of each group's scale, under the tensor's weight_global_scale) or "mxfp4-pack-quantized" (MXFP4A16:
+// groups of 32, weight_scale the E8M0 exponent), by the rules of presets.hpp: presets::ct_fp4_params (with
+// bf16_work: the rules on a bf16 weight), the codes of presets::ct_fp4 (x / code_scale, RNE, satfinite) and
+// presets::ct_fp4_zero_sign. w [n, k]: fp32, or bf16 / fp16 bits, k a multiple of the group size (else bad_shape);
+// weight_packed [n, k / 2] bytes, element 2i in the low nibble of byte i; weight_scale [n, k / G] bytes.
+// global_scale: NVFP4's weight_global_scale (presets::ct_nvfp4_global_scale of the tensor's amax, or of the amax
+// of the layers that share it); MXFP4 ignores it. Every group gets the bits of that per-group definition
+// (ct_fp4_group below), groups with NaN or Inf elements included; the SIMD lanes of the CPU's best instruction
+// set compute them where they can (fp32 and bf16 weights; NVFP4 with 0 < global_scale <= FLT_MAX). Checks
+// first (w, k, weight_packed's shape, weight_scale's); on an error nothing is written.
+enum class fp4_kind { nvfp4, mxfp4 };
+QNUM_HD constexpr int fp4_group_size(fp4_kind f) { return presets::ct_fp4_group_size(f == fp4_kind::nvfp4); }
+// The definition for one group of G = fp4_group_size elements at x (type t): its G codes (0..15, one a byte) and
+// its weight_scale byte.
+template <class T>
+void ct_fp4_group(fp4_kind kind, const T* x, dtype t, float global_scale, bool bf16_work, std::uint8_t* codes,
+                  std::uint8_t* scale_code) {
+  const bool nv = kind == fp4_kind::nvfp4;
+  const int g = fp4_group_size(kind);
+  const group_params p = presets::ct_fp4_params(nv, row_stats(x, g, t).amax, global_scale, bf16_work);
+  for (int i = 0; i < g; ++i) codes[i] = static_cast<std::uint8_t>(quantize_value(presets::ct_fp4, p, detail::load_elem(x + i, t), rne));
+  presets::ct_fp4_zero_sign(p, x, g, codes, t);
+  *scale_code = static_cast<std::uint8_t>(p.scale_code);
+}
+template <class T, std::enable_if_t<detail::one_of<T, float, std::uint16_t>, int> = 0>
+status quantize_pack_fp4(fp4_kind kind, matrix_view<const T> w, float global_scale, const matrix_view<std::uint8_t>& weight_packed,
+                         const matrix_view<std::uint8_t>& weight_scale, bool bf16_work = false) {
+  const std::int64_t g = fp4_group_size(kind);
+  if (status e = detail::check_view(w); e != status::ok) return e;
+  if (w.cols % g != 0) return status::bad_shape;
+  if (status e = detail::check_extents(weight_packed, w.rows, w.cols / 2); e != status::ok) return e;
+  if (status e = detail::check_extents(weight_scale, w.rows, w.cols / g); e != status::ok) return e;
+  constexpr std::int64_t chunk = quantize_pack_chunk;  // codes of one row's columns, a multiple of both group sizes
+  alignas(64) std::uint8_t codes[chunk];
+#if QNUM_HOST_SIMD
+  const bool nv = kind == fp4_kind::nvfp4;
+  const bool lanes = (w.type == dtype::fp32 || w.type == dtype::bf16) && (!nv || (global_scale > 0.0f && global_scale <= detail::flt_max));
+#endif
+  for (std::int64_t r = 0; r < w.rows; ++r)
+    for (std::int64_t c0 = 0; c0 < w.cols; c0 += chunk) {
+      const std::int64_t len = w.cols - c0 < chunk ? w.cols - c0 : chunk, ng = len / g;
+      const T* x = w.data + r * w.row_stride + c0;
+      std::uint8_t* sc = weight_scale.data + r * weight_scale.row_stride + c0 / g;
+      auto group = [&](std::int64_t j) { ct_fp4_group(kind, x + j * g, w.type, global_scale, bf16_work, codes + j * g, sc + j); };
+      bool done = false;
+#if QNUM_HOST_SIMD
+      if (lanes)
+        done = detail::simd::dispatch([&](auto e) { decltype(e)::ct_fp4_groups(nv, x, ng, global_scale, bf16_work, codes, sc, group); });
+#endif
+      if (!done)
+        for (std::int64_t j = 0; j < ng; ++j) group(j);
+      detail::nibble_pair_row(codes, len / 2, 0, false, weight_packed.data + r * weight_packed.row_stride + c0 / 2);
+    }
+  return status::ok;
+}
+template <class T, std::enable_if_t<detail::one_of<T, float, std::uint16_t>, int> = 0>
+status quantize_pack_fp4(fp4_kind kind, matrix_view<T> w, float global_scale, const matrix_view<std::uint8_t>& weight_packed,
+                         const matrix_view<std::uint8_t>& weight_scale, bool bf16_work = false) {
+  return quantize_pack_fp4(kind, matrix_view<const T>(w), global_scale, weight_packed, weight_scale, bf16_work);
 }
 
 // weight_shape = {n, k} as int32 (bad_shape when either does not fit int32).
