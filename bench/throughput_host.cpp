@@ -398,7 +398,7 @@ void bm_scalar_quantize_pack(benchmark::State& s) {
 }
 
 // ---- compressed-tensors FP4 weights (NVFP4A16 / MXFP4A16): codes packed, one scale byte a group ------------
-// ct::quantize_pack_fp4, against the same rules group by group (ct::ct_fp4_group: the per-element definition,
+// ct::quantize_pack_fp4, against the same rules group by group (ct::quantize_fp4_group: the per-element definition,
 // as qnum-convert quantized these formats before the one-call form).
 template <class T, bool Nv>
 void bm_ct_fp4(benchmark::State& s) {
@@ -430,9 +430,9 @@ void bm_scalar_ct_fp4(benchmark::State& s) {
   std::uint8_t c[32];
   for (auto _ : s) {
     for (std::int64_t j = 0; j < n * n / g; ++j) {
-      qnum::ct::ct_fp4_group(kind, x + j * g, t, global, false, c, scales.data() + j);
+      qnum::ct::quantize_fp4_group(kind, x + j * g, t, global, false, c, scales.data() + j);
       for (std::int64_t e = 0; e < g; e += 2)
-        packed[static_cast<std::size_t>((j * g + e) / 2)] = static_cast<std::uint8_t>((c[e] & 15) | (c[e + 1] & 15) << 4);
+        packed[static_cast<std::size_t>((j * g + e) / 2)] = qnum::pack_nibble_pair(c[e], c[e + 1], qnum::nibble_order::low_first);
     }
     benchmark::DoNotOptimize(packed.data());
     benchmark::ClobberMemory();

@@ -20,8 +20,9 @@
 //   fp8-channel / fp8-tensor: ct_fp8 per row / per tensor (compressed-tensors "float-quantized": weight
 //               float8_e4m3fn [N, K] + weight_scale fp32 [N, 1] / [1]; s = amax / 448, e4m3 = RNE(x / s))
 //   nvfp4 / mxfp4: compressed-tensors "nvfp4-pack-quantized" / "mxfp4-pack-quantized" (presets ct_fp4_params,
-//               ct_fp4 codes + ct_fp4_zero_sign; ct::quantize_pack_fp4 on the host): weight_packed uint8 [N, K/2] (element 2i low nibble), weight_scale
-//               float8_e4m3fn [N, K/16] + weight_global_scale fp32 [1] (= 2688 / amax) / uint8 E8M0 [N, K/32]
+//               ct_fp4 codes + ct_fp4_zero_sign; ct::quantize_pack_fp4 on the host): weight_packed uint8 [N, K/2]
+//               (element 2i low nibble), weight_scale float8_e4m3fn [N, K/16] + weight_global_scale fp32 [1]
+//               (= 2688 / amax) / uint8 E8M0 [N, K/32]
 // --work-dtype bf16: compressed-tensors' arithmetic on bf16 weights instead of the fp32 upcast (the presets'
 // *_bf16_work schemes and rules).
 // NVFP4 fused layers (q/k/v, gate/up, ...: --fuse) share one weight_global_scale from the group's amax.

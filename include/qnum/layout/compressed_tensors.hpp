@@ -194,7 +194,7 @@ status quantize_pack_weight(const S& s, matrix_view<T> w, std::int64_t group, co
 // weight_packed [n, k / 2] bytes, element 2i in the low nibble of byte i; weight_scale [n, k / G] bytes.
 // global_scale: NVFP4's weight_global_scale (presets::ct_nvfp4_global_scale of the tensor's amax, or of the amax
 // of the layers that share it); MXFP4 ignores it. Every group gets the bits of that per-group definition
-// (ct_fp4_group below), groups with NaN or Inf elements included; the SIMD lanes of the CPU's best instruction
+// (quantize_fp4_group below), groups with NaN or Inf elements included; the SIMD lanes of the CPU's best instruction
 // set compute them where they can (fp32 and bf16 weights; NVFP4 with 0 < global_scale <= FLT_MAX). Checks
 // first (w, k, weight_packed's shape, weight_scale's); on an error nothing is written.
 enum class fp4_kind { nvfp4, mxfp4 };
@@ -202,8 +202,8 @@ QNUM_HD constexpr int fp4_group_size(fp4_kind f) { return presets::ct_fp4_group_
 // The definition for one group of G = fp4_group_size elements at x (type t): its G codes (0..15, one a byte) and
 // its weight_scale byte.
 template <class T>
-void ct_fp4_group(fp4_kind kind, const T* x, dtype t, float global_scale, bool bf16_work, std::uint8_t* codes,
-                  std::uint8_t* scale_code) {
+void quantize_fp4_group(fp4_kind kind, const T* x, dtype t, float global_scale, bool bf16_work, std::uint8_t* codes,
+                        std::uint8_t* scale_code) {
   const bool nv = kind == fp4_kind::nvfp4;
   const int g = fp4_group_size(kind);
   const group_params p = presets::ct_fp4_params(nv, row_stats(x, g, t).amax, global_scale, bf16_work);
@@ -230,7 +230,7 @@ status quantize_pack_fp4(fp4_kind kind, matrix_view<const T> w, float global_sca
       const std::int64_t len = w.cols - c0 < chunk ? w.cols - c0 : chunk, ng = len / g;
       const T* x = w.data + r * w.row_stride + c0;
       std::uint8_t* sc = weight_scale.data + r * weight_scale.row_stride + c0 / g;
-      auto group = [&](std::int64_t j) { ct_fp4_group(kind, x + j * g, w.type, global_scale, bf16_work, codes + j * g, sc + j); };
+      auto group = [&](std::int64_t j) { quantize_fp4_group(kind, x + j * g, w.type, global_scale, bf16_work, codes + j * g, sc + j); };
       bool done = false;
 #if QNUM_HOST_SIMD
       if (lanes)
