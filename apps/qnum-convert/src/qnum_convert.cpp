@@ -32,6 +32,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -45,6 +46,7 @@
 #include <set>
 #include <thread>
 #include <tuple>
+#include <type_traits>
 
 #include "qnum/layout/compressed_tensors.hpp"
 #include "qnum/layout/fp8_block.hpp"
@@ -79,6 +81,7 @@ struct options {
   std::vector<std::vector<std::string>> fuse = {{"gate_proj", "up_proj"}, {"q_proj", "k_proj", "v_proj"},
                                                 {"q_a_proj", "kv_a_proj_with_mqa"}, {"w1", "w3"}};
   std::map<std::string, float> shared_global;  // tensor name -> its fused group's weight_global_scale (run() fills it)
+  std::map<std::string, std::uint64_t> nonfinite_of;  // tensor name -> its NaN/Inf count, where that pass read it
   std::string in, out;
 };
 
@@ -224,7 +227,7 @@ qnum::group_stats tensor_stats(const std::uint8_t* data, qnum::dtype tt, std::in
 // (asymmetric) in `zeros` and the rest of its tail to finish_w4a16, shared with the GPU path.
 template <class T>
 void cpu_quantize(const options& o, const std::string& where, const std::uint8_t* data, const tensor_info& t,
-                  std::vector<std::vector<std::uint8_t>>& bufs, std::vector<std::int32_t>& zeros) {
+                  std::vector<std::vector<std::uint8_t>>& bufs, std::vector<std::int32_t>& zeros, float amax_known) {
   const std::int64_t n = t.shape[0], k = t.shape[1];
   const int threads = o.threads;
   std::atomic<int> bad{0};
@@ -252,8 +255,11 @@ void cpu_quantize(const options& o, const std::string& where, const std::uint8_t
     float global = 0.0f;
     if (nv) {
       const auto shared = o.shared_global.find(t.name);  // a fused group's scale, from the group's amax
-      global = shared != o.shared_global.end() ? shared->second
-                                               : qnum::presets::ct_nvfp4_global_scale(tensor_stats<T>(data, tt, n, k, threads).amax, o.bf16_work);
+      if (shared != o.shared_global.end())
+        global = shared->second;
+      else
+        global = qnum::presets::ct_nvfp4_global_scale(amax_known >= 0.0f ? amax_known : tensor_stats<T>(data, tt, n, k, threads).amax,
+                                                      o.bf16_work);
       std::memcpy(bufs[2].data(), &global, 4);
     }
     // weight_packed (element 2i in the low nibble of byte i) and weight_scale (one code a group) in one call
@@ -345,9 +351,12 @@ void finish_w4a16(const options& o, const std::string& where, std::int64_t n, st
   std::memcpy(bufs[next].data(), shape, sizeof shape);
 }
 
-// Quantizes one source tensor on the GPU or the CPU; returns the output buffers in plan order.
+// Quantizes one source tensor on the GPU or the CPU; returns the output buffers in plan order. amax_known: the
+// tensor's amax (NaN and Inf ignored) where the caller has read it already (the CPU's NVFP4 global scale then
+// needs no pass of its own), else negative.
 std::vector<std::vector<std::uint8_t>> quantize_source(const options& o, const std::string& where, const std::uint8_t* data,
-                                                       const tensor_info& t, const source_plan& p, bool on_gpu) {
+                                                       const tensor_info& t, const source_plan& p, bool on_gpu,
+                                                       float amax_known = -1.0f) {
   const std::int64_t n = t.shape[0], k = t.shape[1];
   std::vector<std::vector<std::uint8_t>> bufs;
   for (auto& ot : p.outs) bufs.emplace_back(ot.bytes);
@@ -370,9 +379,9 @@ std::vector<std::vector<std::uint8_t>> quantize_source(const options& o, const s
     std::string err;
     if (!qconv::gpu_quantize(g, bufs, zeros, err)) fail(where + err + " (--device cpu avoids the GPU)");
   } else if (t.dtype == "F32") {
-    cpu_quantize<float>(o, where, data, t, bufs, zeros);
+    cpu_quantize<float>(o, where, data, t, bufs, zeros, amax_known);
   } else {
-    cpu_quantize<std::uint16_t>(o, where, data, t, bufs, zeros);
+    cpu_quantize<std::uint16_t>(o, where, data, t, bufs, zeros, amax_known);
   }
   if (o.format == out_format::w4a16) finish_w4a16(o, where, n, k, zeros, bufs);
   return bufs;
@@ -650,33 +659,65 @@ bool linear_like(const tensor_info& t) {
   return t.shape.size() == 2 && t.name.size() > 7 && ends_with(t.name, ".weight") && !std::regex_search(t.name, not_linear);
 }
 
-// Non-finite elements of a BF16 / F16 / F32 tensor (all exponent bits set), counted on the threads.
-std::uint64_t count_nonfinite(const std::uint8_t* data, const tensor_info& t, int threads) {
+// What qnum-convert reads of a BF16 / F16 / F32 tensor before quantizing it, in one pass on the threads: its NaN and
+// Inf elements (all exponent bits set) and, with want_amax, the largest |x| of the others (tensor_stats' amax:
+// NaN and Inf ignored), found on the bits (|x| orders as its bits do).
+struct tensor_scan {
+  std::uint64_t nonfinite = 0;
+  float amax = 0.0f;
+};
+
+// Elements [i0, e) of p: the count in a counter as wide as the elements and the maximum in a signed one (|x|'s
+// bits leave the sign bit clear), so the compiler keeps the loop in vectors of them (SSE2 has pmaxsw).
+template <class U, bool Amax>
+void scan_block(const U* p, std::int64_t i0, std::int64_t e, U exp_mask, std::uint64_t& count, U& amax_bits) {
+  using S = std::make_signed_t<U>;
+  constexpr U abs_mask = static_cast<U>(static_cast<U>(~U{0}) >> 1);
+  U c = 0;
+  S m = 0;
+  for (std::int64_t i = i0; i < e; ++i) {
+    const bool nonfinite = (p[i] & exp_mask) == exp_mask;
+    c = static_cast<U>(c + nonfinite);
+    if constexpr (Amax) m = std::max(m, nonfinite ? S{0} : static_cast<S>(p[i] & abs_mask));
+  }
+  count += c;
+  amax_bits = std::max(amax_bits, static_cast<U>(m));
+}
+
+tensor_scan scan_tensor(const std::uint8_t* data, const tensor_info& t, int threads, bool want_amax) {
   const std::int64_t n = t.shape[0], k = t.shape[1];
+  const bool f32 = t.dtype == "F32";
   std::atomic<std::uint64_t> bad{0};
+  std::atomic<std::uint32_t> top{0};  // the largest |x| bits
   parallel_rows(n, 1, threads, [&](std::int64_t r0, std::int64_t r1) {
-    // Counted a block at a time in a counter as wide as the elements (the compiler keeps the loop in vectors of
-    // them, not of 64-bit sums).
     std::uint64_t c = 0;
-    constexpr std::int64_t block = 32768;
+    std::uint32_t m32 = 0;
+    std::uint16_t m16 = 0;
+    constexpr std::int64_t block = 32768;  // below 2^16: the 16-bit counter does not wrap
     for (std::int64_t i0 = r0 * k; i0 < r1 * k; i0 += block) {
       const std::int64_t e = std::min(i0 + block, r1 * k);
-      if (t.dtype == "F32") {
+      if (f32) {
         const auto* p = reinterpret_cast<const std::uint32_t*>(data);
-        std::uint32_t b = 0;
-        for (std::int64_t i = i0; i < e; ++i) b += (p[i] & 0x7F800000u) == 0x7F800000u;
-        c += b;
+        if (want_amax) scan_block<std::uint32_t, true>(p, i0, e, 0x7F800000u, c, m32);
+        else scan_block<std::uint32_t, false>(p, i0, e, 0x7F800000u, c, m32);
       } else {
         const std::uint16_t mask = t.dtype == "F16" ? 0x7C00 : 0x7F80;
         const auto* p = reinterpret_cast<const std::uint16_t*>(data);
-        std::uint16_t b = 0;
-        for (std::int64_t i = i0; i < e; ++i) b = static_cast<std::uint16_t>(b + ((p[i] & mask) == mask));
-        c += b;
+        if (want_amax) scan_block<std::uint16_t, true>(p, i0, e, mask, c, m16);
+        else scan_block<std::uint16_t, false>(p, i0, e, mask, c, m16);
       }
     }
     bad += c;
+    const std::uint32_t m = f32 ? m32 : m16;
+    for (std::uint32_t cur = top.load(); m > cur && !top.compare_exchange_weak(cur, m);) {
+    }
   });
-  return bad;
+  tensor_scan r;
+  r.nonfinite = bad;
+  const std::uint32_t m = top;
+  if (f32) std::memcpy(&r.amax, &m, 4);
+  else r.amax = t.dtype == "F16" ? qnum::from_fp16(static_cast<std::uint16_t>(m)) : qnum::from_bf16(static_cast<std::uint16_t>(m));
+  return r;
 }
 
 // ---- the output directory --------------------------------------------------------------------------------
@@ -835,13 +876,20 @@ void write_shard(const options& o, const safetensors_file& f, const std::vector<
       prog.step(t.name, "copied", t.end - t.begin);
     } else {
       const std::string where = f.path() + ": tensor '" + t.name + "': ";
-      if (const std::uint64_t bad = count_nonfinite(data, t, o.threads)) {
+      // One read for the NaN/Inf count and, where the CPU computes an NVFP4 tensor's own global scale, its amax (a
+      // fused layer's count is known from the read that found its group's amax).
+      const bool want_amax = !on_gpu && o.format == out_format::nvfp4 && o.shared_global.count(t.name) == 0;
+      const auto known = o.nonfinite_of.find(t.name);
+      tensor_scan scan;
+      if (known != o.nonfinite_of.end()) scan.nonfinite = known->second;
+      else scan = scan_tensor(data, t, o.threads, want_amax);
+      if (const std::uint64_t bad = scan.nonfinite) {
         const std::string what = count_of(bad, "non-finite value") + " (NaN or Inf) of " + std::to_string(t.numel());
         if (!o.allow_nonfinite) fail(where + what + "; refused (--allow-nonfinite converts it anyway)");
         std::fprintf(stderr, "qnum-convert: warning: %s%s, converted as --allow-nonfinite says (NaN -> the zero code, "
                              "+-Inf -> the largest code of its sign; scales from the finite values)\n", where.c_str(), what.c_str());
       }
-      auto bufs = quantize_source(o, where, data, t, p, on_gpu);
+      auto bufs = quantize_source(o, where, data, t, p, on_gpu, want_amax ? scan.amax : -1.0f);
       if (on_gpu && t.shape[0] > 0 && t.shape[1] > 0 && gpu_checked.insert({t.dtype, t.shape[0], t.shape[1]}).second) {
         const std::string diff = cpu_disagrees(o, where, data, t, p, bufs);
         if (!diff.empty()) fail(diff);
@@ -856,15 +904,11 @@ void write_shard(const options& o, const safetensors_file& f, const std::vector<
 
 // ---- NVFP4 fused layers --------------------------------------------------------------------------------
 
-// The largest |x| of a whole tensor (NaN and Inf ignored, as the statistics everywhere).
-float tensor_amax(const safetensors_file& f, const tensor_info& t, int threads) {
-  const std::uint8_t* d = f.data(t);
-  const std::int64_t n = t.shape[0], k = t.shape[1];
-  const float a = t.dtype == "F32" ? tensor_stats<float>(d, qnum::dtype::fp32, n, k, threads).amax
-                                   : tensor_stats<std::uint16_t>(d, t.dtype == "F16" ? qnum::dtype::fp16 : qnum::dtype::bf16,
-                                                                 n, k, threads).amax;
+// One read of a whole tensor of a file: its NaN/Inf count and the largest |x| of the other elements.
+tensor_scan scan_of(const safetensors_file& f, const tensor_info& t, int threads) {
+  const tensor_scan r = scan_tensor(f.data(t), t, threads, true);
   f.release(t);
-  return a;
+  return r;
 }
 
 struct fused_member {
@@ -919,7 +963,11 @@ std::vector<std::vector<fused_member>> fused_groups(const options& o, const std:
 void share_global_scales(options& o, const std::vector<std::vector<fused_member>>& groups) {
   for (auto& g : groups) {
     float amax = 0.0f;
-    for (auto& m : g) amax = std::max(amax, tensor_amax(*m.file, *m.tensor, o.threads));
+    for (auto& m : g) {
+      const tensor_scan sc = scan_of(*m.file, *m.tensor, o.threads);
+      amax = std::max(amax, sc.amax);
+      o.nonfinite_of[m.tensor->name] = sc.nonfinite;  // the writer does not count them again
+    }
     const float gs = qnum::presets::ct_nvfp4_global_scale(amax, o.bf16_work);
     for (auto& m : g) o.shared_global[m.tensor->name] = gs;
   }

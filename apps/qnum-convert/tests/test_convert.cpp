@@ -876,6 +876,36 @@ TEST_CASE("non-finite weights: refused by default naming tensor and count; --all
       CHECK((c[1] & 0xF) == 0xF);  // -Inf: -6
     }
   }
+  // NVFP4's weight_global_scale from the finite values too: q_proj fused with k/v (the fused groups' pass) and on its
+  // own (--fuse none: the writer's one read that also counts the NaN and Inf); this input, and one whose only
+  // non-finite element is +Inf.
+  const fs::path in_inf = make_llama("nf_inf", [](std::vector<raw_tensor>& ts, int shard) {
+    if (shard != 0) return;
+    for (auto& t : ts)
+      if (t.name == "model.layers.0.self_attn.q_proj.weight") set_bf16(t, 1, 0x7F80);
+  });
+  const std::string m = "model.layers.0.self_attn.q_proj";
+  for (const fs::path& input : {in, in_inf}) {
+    checkpoint src(input.string());
+    const auto* x = reinterpret_cast<const std::uint16_t*>(src.data(m + ".weight"));
+    const auto& sh = src.info(m + ".weight").shape;
+    float amax = 0.0f;
+    for (std::int64_t i = 0; i < sh[0] * sh[1]; ++i)
+      if (std::isfinite(qnum::from_bf16(x[i]))) amax = std::max(amax, std::fabs(qnum::from_bf16(x[i])));
+    REQUIRE(amax > 0.0f);
+    for (const char* fuse : {"", " --fuse none"}) {
+      CAPTURE(input);
+      CAPTURE(fuse);
+      const fs::path out = scratch(input.filename().string() + "_nvfp4_global" + (*fuse ? "_own" : ""));
+      REQUIRE_MESSAGE(convert(std::string("--allow-nonfinite --format nvfp4") + fuse + " " + input.string() + " " + out.string(), err) == 0, err);
+      checkpoint o(out.string());
+      float g;
+      std::memcpy(&g, o.data(m + ".weight_global_scale"), 4);
+      CHECK(std::isfinite(g));
+      if (*fuse) CHECK(g == qnum::presets::ct_nvfp4_global_scale(amax));
+      else CHECK(g <= qnum::presets::ct_nvfp4_global_scale(amax));  // the group's amax: at least q_proj's
+    }
+  }
 }
 
 TEST_CASE("command line: --help, --version, unknown options, strict integers, options a format ignores, empty selection") {
