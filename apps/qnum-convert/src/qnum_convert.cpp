@@ -227,7 +227,7 @@ qnum::group_stats tensor_stats(const std::uint8_t* data, qnum::dtype tt, std::in
 // (asymmetric) in `zeros` and the rest of its tail to finish_w4a16, shared with the GPU path.
 template <class T>
 void cpu_quantize(const options& o, const std::string& where, const std::uint8_t* data, const tensor_info& t,
-                  std::vector<std::vector<std::uint8_t>>& bufs, std::vector<std::int32_t>& zeros, float amax_known) {
+                  std::vector<std::vector<std::uint8_t>>& bufs, std::vector<std::int32_t>& zeros, const qnum::group_stats* known) {
   const std::int64_t n = t.shape[0], k = t.shape[1];
   const int threads = o.threads;
   std::atomic<int> bad{0};
@@ -258,7 +258,7 @@ void cpu_quantize(const options& o, const std::string& where, const std::uint8_t
       if (shared != o.shared_global.end())
         global = shared->second;
       else
-        global = qnum::presets::ct_nvfp4_global_scale(amax_known >= 0.0f ? amax_known : tensor_stats<T>(data, tt, n, k, threads).amax,
+        global = qnum::presets::ct_nvfp4_global_scale(known ? known->amax : tensor_stats<T>(data, tt, n, k, threads).amax,
                                                       o.bf16_work);
       std::memcpy(bufs[2].data(), &global, 4);
     }
@@ -278,7 +278,7 @@ void cpu_quantize(const options& o, const std::string& where, const std::uint8_t
     // Per tensor: statistics of row ranges merged (max is exact in any order), one compute_params, then the
     // quantize_row (quantize_value per element): the same bits as qnum::quantize(ct_fp8, per_tensor()) on one thread.
     const qnum::dtype tt = rows_of<T>(data, t.dtype, 0, 0, k).type;
-    const qnum::group_stats all = tensor_stats<T>(data, tt, n, k, threads);
+    const qnum::group_stats all = known ? *known : tensor_stats<T>(data, tt, n, k, threads);
     const auto& sch = o.bf16_work ? qnum::presets::ct_fp8_bf16_work : qnum::presets::ct_fp8;
     const qnum::group_params gp = qnum::compute_params(sch, all);
     std::uint8_t* codes = bufs[0].data();
@@ -351,12 +351,12 @@ void finish_w4a16(const options& o, const std::string& where, std::int64_t n, st
   std::memcpy(bufs[next].data(), shape, sizeof shape);
 }
 
-// Quantizes one source tensor on the GPU or the CPU; returns the output buffers in plan order. amax_known: the
-// tensor's amax (NaN and Inf ignored) where the caller has read it already (the CPU's NVFP4 global scale then
-// needs no pass of its own), else negative.
+// Quantizes one source tensor on the GPU or the CPU; returns the output buffers in plan order. known: the tensor's
+// statistics (tensor_stats') where the caller has read them already (the CPU's NVFP4 global scale and FP8 per-tensor
+// scale then need no pass of their own), else null.
 std::vector<std::vector<std::uint8_t>> quantize_source(const options& o, const std::string& where, const std::uint8_t* data,
                                                        const tensor_info& t, const source_plan& p, bool on_gpu,
-                                                       float amax_known = -1.0f) {
+                                                       const qnum::group_stats* known = nullptr) {
   const std::int64_t n = t.shape[0], k = t.shape[1];
   std::vector<std::vector<std::uint8_t>> bufs;
   for (auto& ot : p.outs) bufs.emplace_back(ot.bytes);
@@ -379,9 +379,9 @@ std::vector<std::vector<std::uint8_t>> quantize_source(const options& o, const s
     std::string err;
     if (!qconv::gpu_quantize(g, bufs, zeros, err)) fail(where + err + " (--device cpu avoids the GPU)");
   } else if (t.dtype == "F32") {
-    cpu_quantize<float>(o, where, data, t, bufs, zeros, amax_known);
+    cpu_quantize<float>(o, where, data, t, bufs, zeros, known);
   } else {
-    cpu_quantize<std::uint16_t>(o, where, data, t, bufs, zeros, amax_known);
+    cpu_quantize<std::uint16_t>(o, where, data, t, bufs, zeros, known);
   }
   if (o.format == out_format::w4a16) finish_w4a16(o, where, n, k, zeros, bufs);
   return bufs;
@@ -660,63 +660,84 @@ bool linear_like(const tensor_info& t) {
 }
 
 // What qnum-convert reads of a BF16 / F16 / F32 tensor before quantizing it, in one pass on the threads: its NaN and
-// Inf elements (all exponent bits set) and, with want_amax, the largest |x| of the others (tensor_stats' amax:
-// NaN and Inf ignored), found on the bits (|x| orders as its bits do).
+// Inf elements (all exponent bits set) and, with want_stats, the statistics of the others (tensor_stats': amax,
+// min(x, 0), max(x, 0); NaN and Inf ignored), found on the bits (|x| orders as its bits do).
 struct tensor_scan {
   std::uint64_t nonfinite = 0;
-  float amax = 0.0f;
+  qnum::group_stats stats;
 };
 
-// Elements [i0, e) of p: the count in a counter as wide as the elements and the maximum in a signed one (|x|'s
-// bits leave the sign bit clear), so the compiler keeps the loop in vectors of them (SSE2 has pmaxsw).
-template <class U, bool Amax>
-void scan_block(const U* p, std::int64_t i0, std::int64_t e, U exp_mask, std::uint64_t& count, U& amax_bits) {
+// Elements [i0, e) of p: the count in a counter as wide as the elements, and the largest |x| bits of the positive
+// and of the negative finite elements in signed ones (|x|'s bits leave the sign bit clear), so the compiler keeps
+// the loop in vectors of them (SSE2 has pmaxsw).
+template <class U, bool Stats>
+void scan_block(const U* p, std::int64_t i0, std::int64_t e, U exp_mask, std::uint64_t& count, U& pos_bits, U& neg_bits) {
   using S = std::make_signed_t<U>;
-  constexpr U abs_mask = static_cast<U>(static_cast<U>(~U{0}) >> 1);
+  constexpr U abs_mask = static_cast<U>(static_cast<U>(~U{0}) >> 1), sign = static_cast<U>(~abs_mask);
   U c = 0;
-  S m = 0;
+  S mp = 0, mn = 0;
   for (std::int64_t i = i0; i < e; ++i) {
-    const bool nonfinite = (p[i] & exp_mask) == exp_mask;
+    const U v = p[i];
+    const bool nonfinite = (v & exp_mask) == exp_mask;
     c = static_cast<U>(c + nonfinite);
-    if constexpr (Amax) m = std::max(m, nonfinite ? S{0} : static_cast<S>(p[i] & abs_mask));
+    if constexpr (Stats) {
+      // A finite x's bits as a signed integer are |x|'s bits where x >= 0 and negative where not; with the sign bit
+      // flipped the other way round (the maxima start at 0: the other sign never counts). Non-finite elements: 0.
+      // (Written so, g++ 12 vectorizes the loop; a select of the sign, or one select before both maxima, it does not.)
+      const S a = nonfinite ? S{0} : static_cast<S>(v);
+      const S b = nonfinite ? S{0} : static_cast<S>(v ^ sign);
+      mp = std::max(mp, a);
+      mn = std::max(mn, b);
+    }
   }
   count += c;
-  amax_bits = std::max(amax_bits, static_cast<U>(m));
+  pos_bits = std::max(pos_bits, static_cast<U>(mp));
+  neg_bits = std::max(neg_bits, static_cast<U>(mn));
 }
 
-tensor_scan scan_tensor(const std::uint8_t* data, const tensor_info& t, int threads, bool want_amax) {
+tensor_scan scan_tensor(const std::uint8_t* data, const tensor_info& t, int threads, bool want_stats) {
   const std::int64_t n = t.shape[0], k = t.shape[1];
   const bool f32 = t.dtype == "F32";
   std::atomic<std::uint64_t> bad{0};
-  std::atomic<std::uint32_t> top{0};  // the largest |x| bits
+  std::atomic<std::uint32_t> top_pos{0}, top_neg{0};  // the largest |x| bits of the positive / negative elements
+  auto raise = [](std::atomic<std::uint32_t>& top, std::uint32_t m) {
+    for (std::uint32_t cur = top.load(); m > cur && !top.compare_exchange_weak(cur, m);) {
+    }
+  };
   parallel_rows(n, 1, threads, [&](std::int64_t r0, std::int64_t r1) {
     std::uint64_t c = 0;
-    std::uint32_t m32 = 0;
-    std::uint16_t m16 = 0;
+    std::uint32_t p32 = 0, n32 = 0;
+    std::uint16_t p16 = 0, n16 = 0;
     constexpr std::int64_t block = 32768;  // below 2^16: the 16-bit counter does not wrap
     for (std::int64_t i0 = r0 * k; i0 < r1 * k; i0 += block) {
       const std::int64_t e = std::min(i0 + block, r1 * k);
       if (f32) {
         const auto* p = reinterpret_cast<const std::uint32_t*>(data);
-        if (want_amax) scan_block<std::uint32_t, true>(p, i0, e, 0x7F800000u, c, m32);
-        else scan_block<std::uint32_t, false>(p, i0, e, 0x7F800000u, c, m32);
+        if (want_stats) scan_block<std::uint32_t, true>(p, i0, e, 0x7F800000u, c, p32, n32);
+        else scan_block<std::uint32_t, false>(p, i0, e, 0x7F800000u, c, p32, n32);
       } else {
         const std::uint16_t mask = t.dtype == "F16" ? 0x7C00 : 0x7F80;
         const auto* p = reinterpret_cast<const std::uint16_t*>(data);
-        if (want_amax) scan_block<std::uint16_t, true>(p, i0, e, mask, c, m16);
-        else scan_block<std::uint16_t, false>(p, i0, e, mask, c, m16);
+        if (want_stats) scan_block<std::uint16_t, true>(p, i0, e, mask, c, p16, n16);
+        else scan_block<std::uint16_t, false>(p, i0, e, mask, c, p16, n16);
       }
     }
     bad += c;
-    const std::uint32_t m = f32 ? m32 : m16;
-    for (std::uint32_t cur = top.load(); m > cur && !top.compare_exchange_weak(cur, m);) {
-    }
+    raise(top_pos, f32 ? p32 : p16);
+    raise(top_neg, f32 ? n32 : n16);
   });
+  auto value = [&](std::uint32_t bits) {
+    float v;
+    if (f32) std::memcpy(&v, &bits, 4);
+    else v = t.dtype == "F16" ? qnum::from_fp16(static_cast<std::uint16_t>(bits)) : qnum::from_bf16(static_cast<std::uint16_t>(bits));
+    return v;
+  };
   tensor_scan r;
   r.nonfinite = bad;
-  const std::uint32_t m = top;
-  if (f32) std::memcpy(&r.amax, &m, 4);
-  else r.amax = t.dtype == "F16" ? qnum::from_fp16(static_cast<std::uint16_t>(m)) : qnum::from_bf16(static_cast<std::uint16_t>(m));
+  const std::uint32_t mp = top_pos, mn = top_neg;
+  r.stats.max = value(mp);
+  r.stats.min = mn != 0 ? -value(mn) : 0.0f;
+  r.stats.amax = value(std::max(mp, mn));
   return r;
 }
 
@@ -876,20 +897,21 @@ void write_shard(const options& o, const safetensors_file& f, const std::vector<
       prog.step(t.name, "copied", t.end - t.begin);
     } else {
       const std::string where = f.path() + ": tensor '" + t.name + "': ";
-      // One read for the NaN/Inf count and, where the CPU computes an NVFP4 tensor's own global scale, its amax (a
-      // fused layer's count is known from the read that found its group's amax).
-      const bool want_amax = !on_gpu && o.format == out_format::nvfp4 && o.shared_global.count(t.name) == 0;
+      // One read for the NaN/Inf count and, where the CPU computes an NVFP4 tensor's own global scale or an FP8
+      // per-tensor scale, its statistics (a fused layer's count is known from the read that found its group's amax).
+      const bool want_stats = !on_gpu && ((o.format == out_format::nvfp4 && o.shared_global.count(t.name) == 0) ||
+                                          o.format == out_format::fp8_tensor);
       const auto known = o.nonfinite_of.find(t.name);
       tensor_scan scan;
       if (known != o.nonfinite_of.end()) scan.nonfinite = known->second;
-      else scan = scan_tensor(data, t, o.threads, want_amax);
+      else scan = scan_tensor(data, t, o.threads, want_stats);
       if (const std::uint64_t bad = scan.nonfinite) {
         const std::string what = count_of(bad, "non-finite value") + " (NaN or Inf) of " + std::to_string(t.numel());
         if (!o.allow_nonfinite) fail(where + what + "; refused (--allow-nonfinite converts it anyway)");
         std::fprintf(stderr, "qnum-convert: warning: %s%s, converted as --allow-nonfinite says (NaN -> the zero code, "
                              "+-Inf -> the largest code of its sign; scales from the finite values)\n", where.c_str(), what.c_str());
       }
-      auto bufs = quantize_source(o, where, data, t, p, on_gpu, want_amax ? scan.amax : -1.0f);
+      auto bufs = quantize_source(o, where, data, t, p, on_gpu, want_stats ? &scan.stats : nullptr);
       if (on_gpu && t.shape[0] > 0 && t.shape[1] > 0 && gpu_checked.insert({t.dtype, t.shape[0], t.shape[1]}).second) {
         const std::string diff = cpu_disagrees(o, where, data, t, p, bufs);
         if (!diff.empty()) fail(diff);
@@ -904,7 +926,7 @@ void write_shard(const options& o, const safetensors_file& f, const std::vector<
 
 // ---- NVFP4 fused layers --------------------------------------------------------------------------------
 
-// One read of a whole tensor of a file: its NaN/Inf count and the largest |x| of the other elements.
+// One read of a whole tensor of a file: its NaN/Inf count and the statistics of the other elements.
 tensor_scan scan_of(const safetensors_file& f, const tensor_info& t, int threads) {
   const tensor_scan r = scan_tensor(f.data(t), t, threads, true);
   f.release(t);
@@ -965,7 +987,7 @@ void share_global_scales(options& o, const std::vector<std::vector<fused_member>
     float amax = 0.0f;
     for (auto& m : g) {
       const tensor_scan sc = scan_of(*m.file, *m.tensor, o.threads);
-      amax = std::max(amax, sc.amax);
+      amax = std::max(amax, sc.stats.amax);
       o.nonfinite_of[m.tensor->name] = sc.nonfinite;  // the writer does not count them again
     }
     const float gs = qnum::presets::ct_nvfp4_global_scale(amax, o.bf16_work);

@@ -839,7 +839,7 @@ TEST_CASE("non-finite weights: refused by default naming tensor and count; --all
       }
   });
   std::string err;
-  for (const char* f : {"w4a16", "fp8-channel", "fp8-block", "nvfp4", "mxfp4"}) {
+  for (const char* f : {"w4a16", "fp8-channel", "fp8-tensor", "fp8-block", "nvfp4", "mxfp4"}) {
     CAPTURE(f);
     const fs::path out = scratch(std::string("nf_") + f);
     CHECK(convert(std::string("--format ") + f + " " + in.string() + " " + out.string(), err) == 1);
@@ -869,6 +869,14 @@ TEST_CASE("non-finite weights: refused by default naming tensor and count; --all
       std::memcpy(&s, o.data(m + (std::string(f) == "fp8-block" ? ".weight_scale_inv" : ".weight_scale")), 4);
       CHECK(std::isfinite(s));
       CHECK(s > 0.0f);
+      if (std::string(f) == "fp8-tensor") {  // the tensor's scale from the statistics of its finite elements
+        checkpoint src(in.string());
+        const auto& sh = src.info(m + ".weight").shape;
+        const qnum::group_stats st = qnum::row_stats(reinterpret_cast<const std::uint16_t*>(src.data(m + ".weight")),
+                                                     sh[0] * sh[1], qnum::dtype::bf16);
+        CHECK(st.amax > 0.0f);
+        CHECK(s == qnum::compute_params(qnum::presets::ct_fp8, st).scale);
+      }
     } else {
       const std::uint8_t* c = o.data(m + ".weight_packed");
       CHECK((c[0] & 0xF) == 0x7);  // NaN: +6
