@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -19,16 +20,18 @@
 
 namespace {
 
-// Calls block(u0) for u0 = 0, step, 2 step, ... below 2^32 (step a power of two), the blocks split evenly
-// over all hardware threads.
+// Calls block(u0) for u0 = 0, step, 2 step, ... below 2^32 (step a power of two) on all hardware threads, each
+// taking the next block when it is done with one: the blocks differ in cost (NaN blocks, the UE4M3 lanes of the
+// non-negative half) and other tests share the cores, so fixed halves left one core idle at the end.
 template <class Block>
 void sweep_blocks(std::uint64_t step, Block block) {
   const unsigned nt = std::max(1u, std::thread::hardware_concurrency());
   std::vector<std::thread> pool;
   const std::uint64_t blocks = (std::uint64_t{1} << 32) / step;
+  std::atomic<std::uint64_t> next{0};
   for (unsigned t = 0; t < nt; ++t) {
-    pool.emplace_back([&, t] {
-      for (std::uint64_t i = blocks * t / nt; i < blocks * (t + 1) / nt; ++i) block(i * step);
+    pool.emplace_back([&] {
+      for (std::uint64_t i = next++; i < blocks; i = next++) block(i * step);
     });
   }
   for (auto& th : pool) th.join();

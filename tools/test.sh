@@ -7,7 +7,7 @@
 #   3. build and run the host suites again under AddressSanitizer + UndefinedBehaviorSanitizer
 #      (build dir "<build>-asan", -Og, the machine's best SIMD target only, no exhaustive sweep, no CUDA,
 #      halt on the first UB report);
-#   4. fuzz every libFuzzer target for QNUM_FUZZ_SECONDS (default 20 here) each (tools/fuzz.sh, clang),
+#   4. fuzz every libFuzzer target for QNUM_FUZZ_SECONDS (default 24 here) each (tools/fuzz.sh, clang),
 #      after replaying its committed corpus (stages 1 and 3 replay the corpora only when stage 4 is skipped);
 #   5. check every packaging path with a tiny consumer project (tools/test-packaging.sh), alongside 4;
 #   6. on x86-64: build the host suites for aarch64 (tools/cross/aarch64-linux-gnu.ini: g++ 12's cross compiler,
@@ -52,9 +52,10 @@ extra=()
 [[ $skip == *" fuzz "* ]] || extra+=(clang libclang-rt-14-dev)
 [[ $skip == *" packaging "* ]] || extra+=(cmake)
 # (clang 19 in C++17 and clang 14 in C++20 are left out for CI time: clang 14 in C++17 and clang 19 in C++20 bracket
-# both, and g++ 12 runs both standards; g++ 12 in C++20 checks the headers and examples, not the tests, which stage 1
-# compiles with g++ 12 in C++17 and clang 19 checks in C++20.)
-matrix=${QNUM_MATRIX:-g++-12:c++20:headers,examples clang++-14:c++17 clang++-19:c++20}
+# both, and g++ 12 runs both standards; g++ 12 in C++20 and clang 14 in C++17 check the headers and examples, not the
+# tests, which stage 1 compiles with g++ 12 in C++17 and clang 19 checks in C++20; clang 14 also compiles the fuzz
+# targets in stage 4.)
+matrix=${QNUM_MATRIX:-g++-12:c++20:headers,examples clang++-14:c++17:headers,examples clang++-19:c++20}
 [[ $skip == *" matrix "* ]] || extra+=(g++-12 clang-14 clang-19)
 # Stage 6 only where the build machine is not an Arm one already (there stage 1 runs the NEON lanes natively).
 [ "$(uname -m)" = x86_64 ] || skip+="aarch64 "
@@ -169,13 +170,13 @@ if [[ $skip != *" packaging "* ]]; then
 fi
 
 # 4. Fuzzing (clang + libFuzzer; tools/fuzz.sh installs them): a smoke run, QNUM_FUZZ_SECONDS per target
-# (20 unless set; tools/fuzz.sh alone: 60), three at a time (QNUM_FUZZ_JOBS: the five targets in two rounds of
-# wall time, not three with one core idle in the last); the targets in QNUM_FUZZ_UNOPTIMIZED (groupquant
-# unless set) compiled at -O0: a quarter of the stage's build time, half the inputs a second (tools/fuzz.sh).
+# (24 unless set; tools/fuzz.sh alone: 60), all five at once (QNUM_FUZZ_JOBS: one round of wall time, each target
+# about 10 s of a core); the targets in QNUM_FUZZ_UNOPTIMIZED (groupquant unless set) compiled at -O0: a quarter of
+# the stage's build time, half the inputs a second (tools/fuzz.sh).
 if [[ $skip != *" fuzz "* ]]; then
   fuzzdir="$builddir-fuzz"
   rm -f "$fuzzdir/meson-logs/testlog.json"
-  QNUM_FUZZ_BUILD_DIR="$fuzzdir" QNUM_FUZZ_SECONDS=${QNUM_FUZZ_SECONDS:-20} QNUM_FUZZ_JOBS=${QNUM_FUZZ_JOBS:-3} \
+  QNUM_FUZZ_BUILD_DIR="$fuzzdir" QNUM_FUZZ_SECONDS=${QNUM_FUZZ_SECONDS:-24} QNUM_FUZZ_JOBS=${QNUM_FUZZ_JOBS:-5} \
     QNUM_FUZZ_UNOPTIMIZED=${QNUM_FUZZ_UNOPTIMIZED-groupquant} \
     timed "fuzz: configure, build, run" bash tools/fuzz.sh || status=1
   if [ -f "$fuzzdir/meson-logs/testlog.json" ]; then
