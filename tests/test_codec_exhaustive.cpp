@@ -22,7 +22,7 @@ namespace {
 
 // Calls block(u0) for u0 = 0, step, 2 step, ... below 2^32 (step a power of two) on all hardware threads, each
 // taking the next block when it is done with one: the blocks differ in cost (NaN blocks, the UE4M3 lanes of the
-// non-negative half) and other tests share the cores, so fixed halves left one core idle at the end.
+// non-negative half) and other tests share the cores, so fixed halves can leave one core idle at the end.
 template <class Block>
 void sweep_blocks(std::uint64_t step, Block block) {
   const unsigned nt = std::max(1u, std::thread::hardware_concurrency());
