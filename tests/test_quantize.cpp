@@ -2,7 +2,8 @@
 // dequantize_value, fake_quant_value) with a group's parameters and their defined policy: all-zero groups, NaN ->
 // zero point, Inf saturates, ties to even over every int4 code, stochastic rounding unbiased, and the device's
 // nearest-even path (detail::quantize_int_rne_by_cvt, round then clamp the integer) equal to the definition
-// over hostile inputs. Expected values are worked out by hand (no golden file); bit-exact goldens against the
+// over hostile inputs, the unclamped codes of asymmetric groups whose ends need no clamp, and the W4A16 word from
+// integers. Expected values are worked out by hand (no golden file); bit-exact goldens against the
 // reference libraries run through the tensor API (test_quantize_tensor.cpp) and ste.hpp (test_ste.cpp).
 #include <doctest/doctest.h>
 
@@ -146,4 +147,121 @@ TEST_CASE("the device's nearest-even integer path (round, then clamp the integer
   CHECK(device_rne_mismatches(qnum::asymmetric<qnum::qint8>()) == 0);
   CHECK(device_rne_mismatches(qnum::asymmetric<qnum::qint8>().zero_before_round()) == 0);
   CHECK(device_rne_mismatches(qnum::asymmetric<qnum::qint4>().zero_before_round()) == 0);
+}
+
+namespace {
+// The device's in-range path for asymmetric groups (gpu::group_code_path): when the unclamped codes of a group's
+// smallest and largest element lie in the code range (detail::asym_codes_in_range), every element's unclamped
+// code (detail::quantize_int_rne_scaled_unclamped) must equal the definition (quantize_int_value, the host's
+// float clamp). Groups of 32 from several distributions (centred, one-signed, narrow around an offset, wide
+// exponents, constant); every element, then 64 more values drawn from [min, max] and the values next to every
+// rounding tie inside it. Counts the groups that take the path (in) and those that do not (out), so that both
+// cases are met.
+struct in_range_count {
+  long bad = 0, in = 0, out = 0;
+};
+float group_value(std::uint32_t kind, std::uint64_t i) {
+  const std::uint32_t b = qnum::random_bits(31, i);
+  const float u = static_cast<float>(b >> 8) / 16777216.0f;  // [0, 1)
+  switch (kind % 5) {
+    case 0: return (u - 0.5f) * 2.0f;                                    // centred
+    case 1: return u * 3.0f + 0.25f;                                     // one sign
+    case 2: return 100.0f + u * 0.01f;                                   // narrow, far from 0
+    case 3: return std::ldexp(u - 0.5f, static_cast<int>((b & 0xFF) % 60) - 30);  // wide exponents
+    default: return 1.5f;                                                // constant
+  }
+}
+template <class F>
+in_range_count asym_in_range_mismatches(const qnum::scheme<F>& s) {
+  in_range_count n;
+  for (std::uint32_t g = 0; g < 4000; ++g) {
+    float x[32];
+    qnum::group_stats st;
+    for (int e = 0; e < 32; ++e) {
+      x[e] = group_value(g, std::uint64_t{g} * 64u + static_cast<std::uint64_t>(e));
+      if (g % 7 == 3 && e % 2) x[e] = -x[e];  // now and then mixed signs
+      qnum::accumulate(st, x[e]);
+    }
+    const qnum::group_params p = qnum::compute_params(s, st);
+    const float lo = qnum::scaled_value(s, p, st.min), hi = qnum::scaled_value(s, p, st.max);
+    if (!qnum::detail::asym_codes_in_range(s, p, lo, hi)) {
+      ++n.out;
+      continue;
+    }
+    ++n.in;
+    const auto check = [&](float v) {
+      if (v < st.min || v > st.max) return;
+      const int want = qnum::quantize_int_value(s, p, v, qnum::rne);
+      if (qnum::detail::quantize_int_rne_scaled_unclamped(s, p, qnum::scaled_value(s, p, v)) != want) ++n.bad;
+    };
+    for (float v : x) check(v);
+    check(st.min);
+    check(st.max);
+    for (int k = 0; k < 64; ++k) {
+      const float t = static_cast<float>(qnum::random_bits(32, std::uint64_t{g} * 64u + static_cast<std::uint64_t>(k)) >> 8) / 16777216.0f;
+      check(st.min + (st.max - st.min) * t);
+    }
+    // Next to each tie (q + 1/2 - z) * code_scale inside [min, max].
+    for (int q = s.code_min() - 1; q <= s.code_max(); ++q) {
+      const float tie = (static_cast<float>(q - p.zero) + 0.5f) * p.code_scale;
+      check(tie);
+      check(std::nextafter(tie, -INFINITY));
+      check(std::nextafter(tie, INFINITY));
+    }
+  }
+  return n;
+}
+}  // namespace
+
+TEST_CASE("asymmetric groups whose ends need no clamp: every element's unclamped code == the definition") {
+  namespace p = qnum::presets;
+  using qnum::dtype;
+  long refused = 0;
+  const auto run = [&](const auto& s) {
+    const in_range_count n = asym_in_range_mismatches(s);
+    CAPTURE(n.in);
+    CAPTURE(n.out);
+    CHECK(n.bad == 0);
+    CHECK(n.in > 1000);  // the path is taken (most groups: 88-100% here) ...
+    refused += n.out;
+  };
+  run(p::ct_w4a16_asym);
+  run(p::ct_w4a16_asym_bf16_work);
+  run(p::torchao_uint4_asym);
+  run(p::torchao_uint8_asym);
+  run(qnum::asymmetric<qnum::qint8>());
+  run(qnum::asymmetric<qnum::qint8>().zero_before_round());
+  run(qnum::asymmetric<qnum::quint8>().in_work(dtype::bf16).zero_before_round());
+  run(qnum::asymmetric<qnum::qint4>().in_work(dtype::fp16));
+  CHECK(refused > 1000);  // ... and refused (an end's code rounds out of the range; asymmetric<qint8> zero-first never here)
+  // The refusal: a NaN end, and an end whose code leaves the range.
+  const qnum::scheme<qnum::qint4> s = p::ct_w4a16_asym;
+  qnum::group_params q;
+  q.code_scale = 1.0f;
+  q.zero = 0;
+  CHECK_FALSE(qnum::detail::asym_codes_in_range(s, q, qtest::from_bits(0x7FC00000u), 1.0f));
+  CHECK(qnum::detail::asym_codes_in_range(s, q, -8.5f, 7.49f));   // -8.5 ties to -8
+  CHECK_FALSE(qnum::detail::asym_codes_in_range(s, q, -9.5f, 1.0f));  // -10
+  CHECK_FALSE(qnum::detail::asym_codes_in_range(s, q, 0.0f, 7.5f));  // 8
+}
+
+TEST_CASE("pack_int4x8_ints (the device's W4A16 word from integers) == nibble i = q_i + 8, element 0 lowest") {
+  // Every value at every position (the other seven random), then 2^20 random words; the reference sets each
+  // nibble on its own.
+  long bad = 0;
+  for (std::uint64_t t = 0; t < (1u << 20) + 8 * 16 * 64; ++t) {
+    int q[8];
+    std::uint32_t want = 0;
+    for (int i = 0; i < 8; ++i) {
+      q[i] = static_cast<int>(qnum::random_bits(41, t * 8 + static_cast<std::uint64_t>(i)) % 16u) - 8;
+      if (t < 8 * 16 * 64 && i == static_cast<int>(t / (16 * 64))) q[i] = static_cast<int>((t / 64) % 16) - 8;
+      want |= static_cast<std::uint32_t>(q[i] + 8) << (4 * i);
+    }
+    if (qnum::detail::pack_int4x8_ints(q) != want) ++bad;
+  }
+  CHECK(bad == 0);
+  const int lows[8] = {-8, -8, -8, -8, -8, -8, -8, -8}, highs[8] = {7, 7, 7, 7, 7, 7, 7, 7}, mixed[8] = {-1, 0, 1, -8, 7, -2, 3, -5};
+  CHECK(qnum::detail::pack_int4x8_ints(lows) == 0x00000000u);
+  CHECK(qnum::detail::pack_int4x8_ints(highs) == 0xFFFFFFFFu);
+  CHECK(qnum::detail::pack_int4x8_ints(mixed) == 0x3B6F0987u);
 }

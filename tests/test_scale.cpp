@@ -113,7 +113,8 @@ bool same_params(const qnum::group_params& a, const qnum::group_params& b) {
 
 // The device's fast statistics (fragment_stats: detail::fast_accumulate per fragment, fast_stats_finish, then
 // fast_merge across the sub-group) against accumulate() over the same group: a non-finite result must come
-// exactly when an element is infinite (the kernels then recompute with accumulate), and a finite one must give
+// exactly when an element is infinite or, for asymmetric schemes (min/max that propagate NaN), NaN (the kernels
+// then recompute with accumulate), and a finite one must give
 // compute_params' parameters bit for bit, whatever sign the hardware gives a zero minimum, maximum or amax.
 template <class F>
 std::uint64_t fast_stats_mismatches(const qnum::scheme<F>& s, std::uint32_t seed) {
@@ -124,7 +125,7 @@ std::uint64_t fast_stats_mismatches(const qnum::scheme<F>& s, std::uint32_t seed
     const int frags = 1 + static_cast<int>(shape % 4), per = 1 + static_cast<int>((shape >> 4) % 16);
     const std::uint32_t flavour = (shape >> 12) % 4;  // 0: hostile mix; 1: finite only; 2: zeros and NaN; 3: one sign
     qnum::group_stats exact, fast;
-    bool has_inf = false;
+    bool has_inf = false, has_nan = false;
     for (int f = 0; f < frags; ++f) {
       qnum::group_stats part;
       for (int i = 0; i < per; ++i) {
@@ -134,17 +135,19 @@ std::uint64_t fast_stats_mismatches(const qnum::scheme<F>& s, std::uint32_t seed
         if (flavour == 3) b &= 0x7FFFFFFFu;
         const float x = stats_value(b);
         has_inf = has_inf || std::isinf(x);
+        has_nan = has_nan || std::isnan(x);
         qnum::accumulate(exact, x);
         qnum::detail::fast_accumulate(part, x, mm);
       }
       qnum::detail::fast_stats_finish(part, mm);
       fast = f == 0 ? part : qnum::detail::fast_merge(fast, part, mm);
     }
-    if (qnum::detail::fast_stats_need_exact(fast) != has_inf) {
+    const bool need = has_inf || (mm && has_nan);
+    if (qnum::detail::fast_stats_need_exact(fast) != need) {
       ++bad;
       continue;
     }
-    if (has_inf) continue;
+    if (need) continue;
     const qnum::group_params want = qnum::compute_params(s, exact);
     for (int v = 0; v < 8; ++v) {  // each zero statistic with either sign
       qnum::group_stats st = fast;

@@ -72,6 +72,42 @@ QNUM_HD int quantize_int_rne_scaled(const scheme<F>& s, const group_params& p, f
   q = q > hi - p.zero ? hi - p.zero : q;
   return q + p.zero;
 }
+// quantize_int_rne_scaled(s, p, v) of an asymmetric scheme without its clamps and NaN rule: the rounding of v
+// (zero-first: of v + z in the work dtype), plus z otherwise. Non-decreasing in v (each step is). Equal to
+// quantize_int_rne_scaled(s, p, v) for every non-NaN v between two values v_lo and v_hi for which
+// asym_codes_in_range(s, p, v_lo, v_hi) holds.
+template <class F>
+QNUM_HD int quantize_int_rne_scaled_unclamped(const scheme<F>& s, const group_params& p, float v) {
+  static_assert(F::is_integer, "integer formats only");
+  constexpr bool narrow = F::qmin >= -128 && F::qmax <= 127;
+  constexpr bool narrow_span = narrow && F::qmax - F::qmin <= 127;
+  if (s.zero_first) {
+    const float w = to_work(add_rn(v, static_cast<float>(p.zero)), s.work);
+    return narrow ? f2i8_rn_sat(w) : f2i_rn_sat(w);
+  }
+  return (narrow_span ? f2i8_rn_sat(v) : f2i_rn_sat(v)) + p.zero;
+}
+// Whether the codes of an asymmetric scheme's group need no clamp: v_lo and v_hi are the scaled values of its
+// smallest and largest element (the group statistics' min and max) and both of their unclamped codes lie in
+// [code_min, code_max]. The unclamped code is monotonic in v, so every element between them gets a code
+// inside the range too, and quantize_int_rne_scaled_unclamped gives its code (a NaN element aside: its code is
+// z, which the unclamped form does not give; callers use this for groups known to hold no NaN).
+template <class F>
+QNUM_HD bool asym_codes_in_range(const scheme<F>& s, const group_params& p, float v_lo, float v_hi) {
+  if (is_nan(v_lo) || is_nan(v_hi)) return false;
+  const int a = quantize_int_rne_scaled_unclamped(s, p, v_lo), b = quantize_int_rne_scaled_unclamped(s, p, v_hi);
+  const int lo = s.code_min(), hi = s.code_max();
+  return a >= lo && a <= hi && b >= lo && b <= hi;
+}
+// The compressed-tensors pack-quantized word of 8 INT4 integers q_i in [-8, 7] (element 0 in the lowest
+// nibble, nibble i = q_i + 8, as ct::pack_weight writes it from their codes): sum of q_i * 16^i, a shift-add
+// chain of one instruction a code, plus 0x88888888. Exact: each q_i + 8 lies in [0, 15], so the nibbles carry
+// nothing into each other and the sum, in [0, 2^32), is the word.
+QNUM_HD std::uint32_t pack_int4x8_ints(const int (&q)[8]) {
+  std::uint32_t w = static_cast<std::uint32_t>(q[7]);
+  for (int i = 6; i >= 0; --i) w = (w << 4) + static_cast<std::uint32_t>(q[i]);
+  return w + 0x88888888u;
+}
 template <class F>
 QNUM_HD int quantize_int_rne_by_cvt(const scheme<F>& s, const group_params& p, float x) {
   return quantize_int_rne_scaled(s, p, scaled_value(s, p, x));

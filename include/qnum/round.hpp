@@ -106,6 +106,13 @@ QNUM_HD unpacked unpack_magnitude(std::uint32_t a) {
 // with rounding because the bounds are integers).
 template <class Round = round_nearest_even>
 QNUM_HD std::int32_t round_to_int(float x, Round mode = {}) {
+#if QNUM_IS_DEVICE_PASS()
+  // Nearest even within the int32 range: cvt.rni.s32.f32 (one instruction; the same integer). NaN and larger
+  // magnitudes take the bit path below, whose results they keep.
+  if constexpr (std::is_same_v<Round, round_nearest_even>) {
+    if (x > -2147483648.0f && x < 2147483648.0f) return __float2int_rn(x);
+  }
+#endif
   const std::uint32_t u = detail::float_to_bits(x);
   const std::uint32_t a = u & 0x7FFFFFFFu;
   const detail::unpacked m = detail::unpack_magnitude(a);

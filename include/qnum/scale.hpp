@@ -140,11 +140,14 @@ QNUM_HD group_stats merge(group_stats a, const group_stats& b) {
 
 namespace detail {
 
-// The fast statistics the device kernels use (gpu::fragment_stats): min = fmin(min, x), max = fmax(max, x),
-// amax = fmax(amax, |x|), one instruction per element and statistic. fmin/fmax drop a NaN operand; an
-// infinite element is kept, so the result equals accumulate()'s whenever it is finite, and a non-finite
-// result (fast_stats_need_exact) means "recompute with accumulate()". With min_max, amax is finished from
-// min and max by fast_stats_finish. Host and device call the same functions (the host test pins them).
+// The fast statistics the device kernels use (gpu::fragment_stats): one instruction per element and statistic.
+// Symmetric schemes: amax = fmax(amax, |x|); fmax drops a NaN operand and keeps an infinite one.
+// Asymmetric schemes (min_max): min = min.NaN(min, x), max = max.NaN(max, x), which propagate a NaN operand
+// (the device's min.NaN.f32 / max.NaN.f32, sm_80 on; one instruction, as fmin/fmax); amax is finished from min
+// and max by fast_stats_finish. So the result equals accumulate()'s whenever it is finite, and a non-finite result
+// (fast_stats_need_exact) means "recompute with accumulate()": an element was infinite, or, for min_max, NaN.
+// A finite min_max result thus also says that the group holds no NaN (the kernels' asymmetric in-range path
+// relies on it). Host and device call the same functions (the host test pins them).
 // Host form of the device's min.f32 (Max false) / max.f32 (Max true): a NaN operand (quiet or signalling;
 // std::fmin may return a signalling NaN's NaN) gives the other operand, and -0 orders below +0.
 template <bool Max>
@@ -168,6 +171,20 @@ QNUM_HD float fast_max(float a, float b) {
   return fast_pick_host<true>(a, b);
 #endif
 }
+// min.NaN.f32 (Max false) / max.NaN.f32 (Max true): a NaN operand gives the canonical NaN, else fast_min /
+// fast_max's value.
+template <bool Max>
+QNUM_HD float fast_pick_nan(float a, float b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  float r;
+  if (Max) asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  else asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+#else
+  if (is_nan(a) || is_nan(b)) return bits_to_float(0x7FFFFFFFu);
+  return Max ? fast_max(a, b) : fast_min(a, b);
+#endif
+}
 QNUM_HD float fast_abs(float x) {  // fabsf: the device folds it into the max instruction's operand
 #if defined(__CUDA_ARCH__)
   return fabsf(x);
@@ -177,23 +194,25 @@ QNUM_HD float fast_abs(float x) {  // fabsf: the device folds it into the max in
 }
 QNUM_HD void fast_accumulate(group_stats& st, float x, bool min_max) {
   if (min_max) {
-    st.min = fast_min(st.min, x);
-    st.max = fast_max(st.max, x);
+    st.min = fast_pick_nan<false>(st.min, x);
+    st.max = fast_pick_nan<true>(st.max, x);
   } else {
     st.amax = fast_max(st.amax, fast_abs(x));
   }
 }
 // Merge of two fast partial results (the sub-group shuffles).
 QNUM_HD group_stats fast_merge(group_stats a, const group_stats& b, bool min_max) {
-  a.amax = fast_max(a.amax, b.amax);
   if (min_max) {
-    a.min = fast_min(a.min, b.min);
-    a.max = fast_max(a.max, b.max);
+    a.min = fast_pick_nan<false>(a.min, b.min);
+    a.max = fast_pick_nan<true>(a.max, b.max);
+    a.amax = fast_pick_nan<true>(a.amax, b.amax);
+  } else {
+    a.amax = fast_max(a.amax, b.amax);
   }
   return a;
 }
 QNUM_HD void fast_stats_finish(group_stats& st, bool min_max) {
-  if (min_max) st.amax = fast_max(-st.min, st.max);
+  if (min_max) st.amax = fast_pick_nan<true>(-st.min, st.max);
 }
 QNUM_HD bool fast_stats_need_exact(const group_stats& st) { return is_nonfinite(st.amax); }
 

@@ -11,48 +11,61 @@
 
 using namespace qtest;
 
+namespace {
+// launch_w4a16_pack with scheme holder (or scheme) h on an n x k bf16 weight (row stride `stride`, groups of G)
+// against the host's quantize + ct::pack_weight, packed words, scales and zero points bit for bit.
+template <class H>
+void check_pack(const H& h, const qnum::scheme<qnum::qint4>& s, std::int64_t n, std::int64_t k, std::int64_t stride,
+                std::int64_t G, std::uint32_t special_every = 41) {
+  const std::vector<std::uint16_t> hw = make_input<std::uint16_t>(n, k, stride, true, false, special_every);
+  const auto hv = qnum::view(hw.data(), n, k, stride, qnum::dtype::bf16);
+  qnum::ct::pack_quantized_shape shp;
+  REQUIRE(qnum::ct::pack_quantized_layout(n, k, 4, G, &shp) == qnum::status::ok);
+  const bool asym = s.kind == qnum::scheme_kind::asymmetric;
+  const int sb = qnum::dtype_bytes(s.store);
+  std::vector<std::uint8_t> codes(static_cast<std::size_t>(n * k));
+  std::vector<std::uint8_t> hscales(static_cast<std::size_t>(n * shp.groups * 4), 0);
+  std::vector<std::int32_t> hzeros(static_cast<std::size_t>(n * shp.groups), 0);
+  const qnum::scale_view hsv{hscales.data(), n, shp.groups, shp.groups, sb};
+  REQUIRE(qnum::quantize(s, hv, qnum::group_size(G), qnum::view(codes.data(), n, k), hsv,
+                         asym ? qnum::view(hzeros.data(), n, shp.groups) : qnum::matrix_view<std::int32_t>{}) ==
+          qnum::status::ok);
+  std::vector<std::uint32_t> hpacked(static_cast<std::size_t>(shp.packed_rows * shp.packed_cols), 0);
+  REQUIRE(qnum::ct::pack_weight(qnum::view(codes.data(), n, k), 4, qnum::view(hpacked.data(), shp.packed_rows, shp.packed_cols)) ==
+          qnum::status::ok);
+
+  std::uint16_t* dw = to_device(hw);
+  std::uint32_t* dpacked = to_device(std::vector<std::uint32_t>(hpacked.size(), 0xDEADBEEFu));
+  std::uint8_t* dscales = to_device(std::vector<std::uint8_t>(hscales.size(), 0));
+  std::int32_t* dzeros = to_device(std::vector<std::int32_t>(hzeros.size(), 0));
+  REQUIRE(qnum::gpu::launch_w4a16_pack(h, qnum::view(static_cast<const std::uint16_t*>(dw), n, k, stride, qnum::dtype::bf16),
+                                        G, qnum::view(dpacked, shp.packed_rows, shp.packed_cols), qnum::scale_view{dscales, n, shp.groups, shp.groups, sb},
+                                        asym ? qnum::view(dzeros, n, shp.groups) : qnum::matrix_view<std::int32_t>{}) ==
+          qnum::status::ok);
+  REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+  CHECK(same(from_device(dpacked, hpacked.size()), hpacked));
+  CHECK(same(from_device(dscales, hscales.size()), hscales));
+  CHECK(same(from_device(dzeros, hzeros.size()), hzeros));
+  cudaFree(dw);
+  cudaFree(dpacked);
+  cudaFree(dscales);
+  cudaFree(dzeros);
+}
+}  // namespace
+
 TEST_CASE("device fused W4A16 pack == host quantize + ct::pack_weight") {
   namespace p = qnum::presets;
   const qnum::scheme<qnum::qint4> schemes[2] = {p::ct_w4a16_sym_bf16, p::ct_w4a16_asym};
   const std::int64_t gs[2] = {32, 128};
   for (int t = 0; t < 4; ++t) {  // t < 2: a ragged K (group kernel); t >= 2: K = 320 (the tile path)
-    const auto& s = schemes[t % 2];
-    const std::int64_t n = 13, k = t < 2 ? 203 : 320, stride = t < 2 ? 208 : 320, G = gs[t % 2];
     CAPTURE(t);
-    const std::vector<std::uint16_t> hw = make_input<std::uint16_t>(n, k, stride, true);
-    const auto hv = qnum::view(hw.data(), n, k, stride, qnum::dtype::bf16);
-    qnum::ct::pack_quantized_shape shp;
-    REQUIRE(qnum::ct::pack_quantized_layout(n, k, 4, G, &shp) == qnum::status::ok);
-    const bool asym = s.kind == qnum::scheme_kind::asymmetric;
-    const int sb = qnum::dtype_bytes(s.store);
-    std::vector<std::uint8_t> codes(static_cast<std::size_t>(n * k));
-    std::vector<std::uint8_t> hscales(static_cast<std::size_t>(n * shp.groups * 4), 0);
-    std::vector<std::int32_t> hzeros(static_cast<std::size_t>(n * shp.groups), 0);
-    const qnum::scale_view hsv{hscales.data(), n, shp.groups, shp.groups, sb};
-    REQUIRE(qnum::quantize(s, hv, qnum::group_size(G), qnum::view(codes.data(), n, k), hsv,
-                           asym ? qnum::view(hzeros.data(), n, shp.groups) : qnum::matrix_view<std::int32_t>{}) ==
-            qnum::status::ok);
-    std::vector<std::uint32_t> hpacked(static_cast<std::size_t>(shp.packed_rows * shp.packed_cols), 0);
-    REQUIRE(qnum::ct::pack_weight(qnum::view(codes.data(), n, k), 4, qnum::view(hpacked.data(), shp.packed_rows, shp.packed_cols)) ==
-            qnum::status::ok);
-
-    std::uint16_t* dw = to_device(hw);
-    std::uint32_t* dpacked = to_device(std::vector<std::uint32_t>(hpacked.size(), 0xDEADBEEFu));
-    std::uint8_t* dscales = to_device(std::vector<std::uint8_t>(hscales.size(), 0));
-    std::int32_t* dzeros = to_device(std::vector<std::int32_t>(hzeros.size(), 0));
-    REQUIRE(qnum::gpu::launch_w4a16_pack(s, qnum::view(static_cast<const std::uint16_t*>(dw), n, k, stride, qnum::dtype::bf16),
-                                          G, qnum::view(dpacked, shp.packed_rows, shp.packed_cols), qnum::scale_view{dscales, n, shp.groups, shp.groups, sb},
-                                          asym ? qnum::view(dzeros, n, shp.groups) : qnum::matrix_view<std::int32_t>{}) ==
-            qnum::status::ok);
-    REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
-    CHECK(same(from_device(dpacked, hpacked.size()), hpacked));
-    CHECK(same(from_device(dscales, hscales.size()), hscales));
-    CHECK(same(from_device(dzeros, hzeros.size()), hzeros));
-    cudaFree(dw);
-    cudaFree(dpacked);
-    cudaFree(dscales);
-    cudaFree(dzeros);
+    const auto& s = schemes[t % 2];
+    check_pack(s, s, 13, t < 2 ? 203 : 320, t < 2 ? 208 : 320, gs[t % 2]);
   }
+  // The fixed scheme's whole-group kernel (g128, K = 1024) on mostly finite weights (one element in ~500
+  // special): asymmetric groups without NaN whose ends need no clamp take the unclamped path.
+  check_pack(qnum::fixed_scheme<p::ct_w4a16_asym>{}, p::ct_w4a16_asym, 24, 1024, 1024, 128, 4099);
+  check_pack(qnum::fixed_scheme<p::ct_w4a16_asym>{}, p::ct_w4a16_asym, 13, 1024, 1032, 128);
 }
 
 namespace {

@@ -18,6 +18,16 @@ TEST_CASE("fixed_scheme (compile-time fields) == host, every kernel path and ele
                                                                qnum::group_size(32), false, dtype::fp16);
   check_holder<fixed_scheme<p::ct_w4a16_asym>, float>("ct asym g128 fp32", fixed_scheme<p::ct_w4a16_asym>{}, 8, 300, 300,
                                                       p::ct_group128);
+  // Mostly finite groups (one element in ~500 special): asymmetric groups without NaN whose ends need no clamp
+  // take the unclamped path of the whole-group kernel (g128 bf16: 4 lanes x 4 chunks), others clamp, and groups
+  // with a NaN or an infinity recompute their statistics; codes, zero points and fake quantization == host.
+  check_holder<fixed_scheme<p::ct_w4a16_asym>, std::uint16_t>("ct asym g128 bf16, mostly finite", fixed_scheme<p::ct_w4a16_asym>{},
+                                                              24, 1024, 1024, p::ct_group128, false, dtype::bf16, false, 4099);
+  check_holder<fixed_scheme<p::torchao_uint4_asym>, std::uint16_t>("torchao uint4 asym g128 bf16, mostly finite",
+                                                                   fixed_scheme<p::torchao_uint4_asym>{}, 24, 1024, 1024,
+                                                                   qnum::group_size(128), false, dtype::bf16, false, 4099);
+  check_holder<fixed_scheme<p::ct_w4a16_asym>, float>("ct asym g128 fp32, mostly finite", fixed_scheme<p::ct_w4a16_asym>{}, 12,
+                                                      1024, 1024, p::ct_group128, false, dtype::bf16, false, 4099);
   check_holder<fixed_scheme<p::deepgemm_fp8>, std::uint16_t>("deepgemm 1x128", fixed_scheme<p::deepgemm_fp8>{}, 9, 200, 200,
                                                              p::deepseek_act);
   check_holder<fixed_scheme<p::deepgemm_fp8>, float>("deepgemm 128x128 fp32", fixed_scheme<p::deepgemm_fp8>{}, 129, 131, 131,

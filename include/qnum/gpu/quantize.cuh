@@ -15,7 +15,8 @@
 // Primitives (device code; the per-element math is quantize.hpp's QNUM_HD functions, so host == device):
 //   fragment_stats(s, v[N])                       group_stats of N register values, one instruction per element
 //                                                 and statistic; if stats_need_exact(merged), redo with
-//                                                 fragment_stats_exact(v[N]) (an infinite element met)
+//                                                 fragment_stats_exact(v[N]) (an infinite element met, or for
+//                                                 asymmetric schemes a NaN one: their min/max propagate NaN)
 //   subgroup_reduce<L>(s, st, lane)               merge the stats of an aligned L-lane sub-warp group
 //                                                 (__shfl_xor_sync; only amax for symmetric/float schemes)
 //   subgroup_reduce<L>(st, lane), subgroup_amax<L>(amax, lane), block_stats<BLOCK>::reduce(storage, st)
@@ -28,6 +29,8 @@
 //   quantize_fragment(s, p, d, path, v[N], codes[N])  the same with the group's divisor d = divisor_of(s, p) and
 //                                                 path = code_path_of(s, p, d, bound) given (once for a group's
 //                                                 fragments, or from another thread of the group)
+//   group_code_path(s, p, d, st, bound)           code_path_of from a group's statistics: asymmetric groups
+//                                                 without NaN whose ends need no clamp take code_path::unclamped
 //   quantize_fragment_stochastic(s, p, v[N], codes[N], seed, index0)   element index0 + i uses
 //                                                 stochastic(random_bits(seed, index0 + i)), as the host API
 //   fake_quantize_fragment(s, p, v[N][, bound])    v[i] = fake_quant_value(s, p, v[i]) in place (nearest-even)
@@ -101,7 +104,7 @@ __device__ __forceinline__ unsigned subgroup_mask(unsigned lane) {
 }
 
 // Every lane of the sub-group calls it and gets the merged stats, the same bits on every lane: the merge is
-// qnum::detail::fast_merge (fmaxf/fminf: a NaN operand gives the other one, -0 orders below +0), so the result
+// qnum::detail::fast_merge (min/max: a NaN operand gives NaN, -0 orders below +0), so the result
 // does not depend on the order of the lanes. For statistics built by accumulate() (finite, min <= 0 <= max) it
 // equals merge()'s value.
 template <int L>
@@ -191,6 +194,20 @@ __device__ __forceinline__ group_stats warp_subgroup_reduce(const scheme<F>& s, 
   return warp_butterfly<1, LMin, LMax>(s, st, L);
 }
 
+// warp_subgroup_reduce<1, 32>(s, st, L) with the steps of width L only: a warp-uniform switch on L, then that
+// width's unrolled butterfly (steps at or above L, which pair a lane with itself, are not run). The same bits.
+template <class F>
+__device__ __forceinline__ group_stats warp_subgroup_reduce_switch(const scheme<F>& s, group_stats st, int L) {
+  switch (L) {
+    case 1: return warp_subgroup_reduce<1, 1>(s, st, 1);
+    case 2: return warp_subgroup_reduce<2, 2>(s, st, 2);
+    case 4: return warp_subgroup_reduce<4, 4>(s, st, 4);
+    case 8: return warp_subgroup_reduce<8, 8>(s, st, 8);
+    case 16: return warp_subgroup_reduce<16, 16>(s, st, 16);
+    default: return warp_subgroup_reduce<32, 32>(s, st, 32);
+  }
+}
+
 // K statistics a lane holds, one for each of K groups that the same L lanes share (lane i of the sub-group
 // holds st[k], its part of group k), merged so that lane i gets group i % K's whole statistics (the return
 // value): a transposed reduction, K - 1 shuffles for the first log2(K) steps instead of K each, then the
@@ -215,10 +232,12 @@ __device__ __forceinline__ group_stats warp_transpose_reduce(const scheme<F>& s,
 
 // Statistics of N register values: what accumulate() over them gives, whenever the result is finite.
 // The fast form (detail::fast_accumulate, scale.hpp): amax = fmaxf(amax, |x|) (fmaxf drops a NaN operand),
-// and for asymmetric schemes min = fminf(min, x), max = fmaxf(max, x), amax = max(-min, max): one
-// instruction per element and statistic. An infinite element makes the result infinite instead of being
-// ignored: when a merged result is not finite (stats_need_exact), recompute with fragment_stats_exact
-// (accumulate()), as the kernels below do for the whole group. Both are exact: no rounding is involved.
+// and for asymmetric schemes min = min.NaN(min, x), max = max.NaN(max, x) (a NaN operand gives NaN),
+// amax = max.NaN(-min, max): one instruction per element and statistic. An infinite element (and, for
+// asymmetric schemes, a NaN one) makes the result non-finite instead of being ignored: when a merged result is
+// not finite (stats_need_exact), recompute with fragment_stats_exact (accumulate()), as the kernels below do for
+// the whole group. Merge partial results with detail::fast_merge (the shuffle reductions and block_stats do),
+// not merge(), which could drop a NaN. Both are exact: no rounding is involved.
 template <class F, int N>
 __device__ __forceinline__ group_stats fragment_stats(const scheme<F>& s, const float (&v)[N]) {
   group_stats st;
@@ -352,21 +371,30 @@ __device__ __forceinline__ bool codes_in_range(const scheme<F>& s, const group_p
 
 // How a fragment's codes are computed, chosen once per fragment (code_path_of): without clamp (codes_in_range),
 // by divide_bounded, by the group's divisor (or x * inv), or by the division. Every path gives the same code.
-enum class code_path : int { in_range, bounded, divisor, division };
+// unclamped (group_code_path only): an asymmetric integer scheme's group without NaN whose codes need no clamp,
+// by divide_bounded (or x * inv), then detail::quantize_int_rne_scaled_unclamped: no clamp and no NaN rule.
+enum class code_path : int { in_range, bounded, divisor, division, unclamped };
 // x scaled by path P (the division, the group's divisor, or divide_bounded / x * inv under a bound).
 template <code_path P, class F>
 __device__ __forceinline__ float scaled_on(const scheme<F>& s, const group_params& p, const divisor& d, float x) {
   if constexpr (P == code_path::division) return scaled_value(s, p, x);
   else return scaled_value<P != code_path::divisor>(s, p, d, x);
 }
-template <code_path P, class F>
-__device__ __forceinline__ code_t<F> quantize_on(const scheme<F>& s, const group_params& p, const divisor& d, float x) {
-  return code_rne<P == code_path::in_range>(s, p, scaled_on<P>(s, p, d, x));
-}
 // The integer q of quantize_on's code (integer formats): code_to_int(quantize_on<P>(s, p, d, x)).
 template <code_path P, class F>
 __device__ __forceinline__ int quantize_int_on(const scheme<F>& s, const group_params& p, const divisor& d, float x) {
-  return int_rne<P == code_path::in_range>(s, p, scaled_on<P>(s, p, d, x));
+  if constexpr (P == code_path::unclamped) return qnum::detail::quantize_int_rne_scaled_unclamped(s, p, scaled_on<P>(s, p, d, x));
+  else return int_rne<P == code_path::in_range>(s, p, scaled_on<P>(s, p, d, x));
+}
+template <code_path P, class F>
+__device__ __forceinline__ code_t<F> quantize_on(const scheme<F>& s, const group_params& p, const divisor& d, float x) {
+  if constexpr (P == code_path::unclamped) {
+    static_assert(F::is_integer, "code_path::unclamped is for integer formats");
+    constexpr std::uint32_t mask = (1u << F::bits) - 1u;
+    return static_cast<code_t<F>>(static_cast<std::uint32_t>(quantize_int_on<P>(s, p, d, x)) & mask);
+  } else {
+    return code_rne<P == code_path::in_range>(s, p, scaled_on<P>(s, p, d, x));
+  }
 }
 // fn(std::integral_constant<code_path, P>{}) with the path of a fragment whose non-NaN elements have
 // magnitudes at most `bound` (+Inf: no bound known).
@@ -386,9 +414,34 @@ __device__ __forceinline__ code_path code_path_of(const scheme<F>& s, const grou
   with_code_path(s, p, d, bound, [&](auto P) { path = decltype(P)::value; });
   return path;
 }
-// fn(std::integral_constant<code_path, P>{}) for P == path.
-template <class Fn>
-__device__ __forceinline__ void on_code_path(code_path path, Fn&& fn) {
+// code_path_of for a whole group from its statistics: st and bound as fragment_group_stats (or raw_group_stats)
+// gives them. Where bound is finite, st are the fast statistics, and for an asymmetric scheme they are finite only
+// when the group holds no NaN and no infinity (detail::fast_pick_nan): every element lies in [st.min, st.max].
+// When the unclamped codes of those two ends lie in the code range (detail::asym_codes_in_range; the code is
+// monotonic in x), so do every element's: code_path::unclamped, no clamp and no NaN rule (the same codes).
+// Otherwise, and for every other scheme, code_path_of(s, p, d, bound).
+template <class F>
+__device__ __forceinline__ code_path group_code_path(const scheme<F>& s, const group_params& p, const divisor& d,
+                                                     const group_stats& st, float bound) {
+  if constexpr (F::is_integer) {
+    if (needs_min_max(s)) {
+      const bool bounded = s.x_by == scale_op::multiply ? bound <= qnum::detail::flt_max : bounded_path(s, d, bound);
+      if (bounded && qnum::detail::asym_codes_in_range(s, p, scaled_value<true>(s, p, d, st.min), scaled_value<true>(s, p, d, st.max)))
+        return code_path::unclamped;
+    }
+  }
+  return code_path_of(s, p, d, bound);
+}
+// fn(std::integral_constant<code_path, P>{}) for P == path (unclamped: asymmetric integer schemes only; a fixed
+// scheme of another kind holds no code for it).
+template <class F, class Fn>
+__device__ __forceinline__ void on_code_path(const scheme<F>& s, code_path path, Fn&& fn) {
+  if constexpr (F::is_integer) {
+    if (needs_min_max(s) && path == code_path::unclamped) {
+      fn(std::integral_constant<code_path, code_path::unclamped>{});
+      return;
+    }
+  }
   if (path == code_path::in_range) fn(std::integral_constant<code_path, code_path::in_range>{});
   else if (path == code_path::bounded) fn(std::integral_constant<code_path, code_path::bounded>{});
   else if (path == code_path::divisor) fn(std::integral_constant<code_path, code_path::divisor>{});
@@ -425,7 +478,7 @@ __device__ __forceinline__ void quantize_fragment(const scheme<F>& s, const grou
 template <class F, int N>
 __device__ __forceinline__ void quantize_fragment(const scheme<F>& s, const group_params& p, const divisor& d, code_path path,
                                                   const float (&v)[N], std::uint8_t (&codes)[N]) {
-  on_code_path(path, [&](auto P) { quantize_fragment_on<decltype(P)::value>(s, p, d, v, codes); });
+  on_code_path(s, path, [&](auto P) { quantize_fragment_on<decltype(P)::value>(s, p, d, v, codes); });
 }
 
 template <class F, int N>
@@ -466,7 +519,7 @@ __device__ __forceinline__ void fake_quantize_fragment(const scheme<F>& s, const
 template <class F, int N>
 __device__ __forceinline__ void fake_quantize_fragment(const scheme<F>& s, const group_params& p, const divisor& d,
                                                        code_path path, float (&v)[N]) {
-  on_code_path(path, [&](auto P) { fake_quantize_fragment_on<decltype(P)::value>(s, p, d, v); });
+  on_code_path(s, path, [&](auto P) { fake_quantize_fragment_on<decltype(P)::value>(s, p, d, v); });
 }
 
 template <class F, int N>
@@ -507,7 +560,11 @@ __device__ __forceinline__ std::uint32_t pack_int4x8(const std::uint8_t (&codes)
 }
 
 struct merge_stats_op {
-  __device__ __forceinline__ group_stats operator()(const group_stats& a, const group_stats& b) const { return merge(a, b); }
+  // fast_merge with min and max: equal to merge() for statistics built by accumulate(), and it keeps the NaN of
+  // an asymmetric scheme's fast statistics (fragment_stats), which merge() could drop.
+  __device__ __forceinline__ group_stats operator()(const group_stats& a, const group_stats& b) const {
+    return qnum::detail::fast_merge(a, b, true);
+  }
 };
 
 template <int BLOCK>
@@ -974,6 +1031,37 @@ template <emit E, class Sch, class In, class Out, class S, int V>
 __device__ __forceinline__ void emit_chunk_on(const job<Sch, In, Out>& j, const S& s, const group_params& p,
                                               const divisor& d, code_path path, emit_ptr_t<E, Out> dst, float (&v)[V]) {
   static_assert(Sch::is_static, "run-time schemes may round stochastically: emit_chunk");
+  if constexpr (E == emit::packed) {
+    // The word from the integers (detail::pack_int4x8_ints: pack_int4x8's word of their codes, without a mask
+    // and a merge a code).
+    static_assert(V == 8, "W4A16 packing: 8 elements per word");
+    int q[V];
+    on_code_path(s, path, [&](auto P) {
+#pragma unroll
+      for (int i = 0; i < V; ++i) q[i] = quantize_int_on<decltype(P)::value>(s, p, d, v[i]);
+    });
+    *dst = qnum::detail::pack_int4x8_ints(q);
+    return;
+  } else if constexpr (E == emit::codes && Sch::format::is_integer && Sch::format::bits < 8 && (V == 4 || V == 8 || V == 16)) {
+    // Codes of fewer than 8 bits: the low bytes of four integers gathered by byte permutations, then one mask a
+    // word (the code is q & (2^bits - 1)), instead of a mask and a merge a code. The same bytes as store_codes.
+    int q[V];
+    on_code_path(s, path, [&](auto P) {
+#pragma unroll
+      for (int i = 0; i < V; ++i) q[i] = quantize_int_on<decltype(P)::value>(s, p, d, v[i]);
+    });
+    constexpr unsigned mask = ((1u << Sch::format::bits) - 1u) * 0x01010101u;
+    unsigned w[V / 4];
+#pragma unroll
+    for (int k = 0; k < V / 4; ++k) {
+      const auto u = [&](int i) { return static_cast<unsigned>(q[4 * k + i]); };
+      w[k] = __byte_perm(__byte_perm(u(0), u(1), 0x0040u), __byte_perm(u(2), u(3), 0x0040u), 0x5410u) & mask;
+    }
+    if constexpr (V == 4) *reinterpret_cast<unsigned*>(dst) = w[0];
+    else if constexpr (V == 8) *reinterpret_cast<uint2*>(dst) = make_uint2(w[0], w[1]);
+    else *reinterpret_cast<::uint4*>(dst) = make_uint4(w[0], w[1], w[2], w[3]);
+    return;
+  }
   store_emitted<E, true>(
       j, [&] { return dst; }, V, v, [&](std::uint8_t (&cb)[V]) { quantize_fragment(s, p, d, path, v, cb); },
       [&](float (&w)[V]) { fake_quantize_fragment(s, p, d, path, w); });
@@ -996,7 +1084,12 @@ __device__ __forceinline__ void rows_group(const job<Sch, In, Out>& j, const S& 
   const storage_t<In>* row = j.in + r * j.in_stride;
   float v[K][V];
   int n[K];
-  const auto reduce = [&](const group_stats& x) { return warp_subgroup_reduce<1, 32>(s, x, L); };
+  // Fixed schemes: the steps of width L only (warp_subgroup_reduce_switch); the run-time scheme's kernel keeps the
+  // full butterfly (the switch's copies cost it a spill).
+  const auto reduce = [&](const group_stats& x) {
+    if constexpr (Sch::is_static) return warp_subgroup_reduce_switch(s, x, L);
+    else return warp_subgroup_reduce<1, 32>(s, x, L);
+  };
   group_stats st;
   float bound;
   // A whole group: chunk k of the lane at k * L * V elements from its first (32-bit offsets from one pointer).
@@ -1026,9 +1119,10 @@ __device__ __forceinline__ void rows_group(const job<Sch, In, Out>& j, const S& 
   if (E != emit::fake && sub == 0) write_group_params(j, s, r, bj, p);
   if constexpr (Full) {
     const emit_ptr_t<E, Out> first = emit_ptr<E>(j, r, c_first);
-    // The divisor and code path once for the lane's chunks (code_path_of: the same choice quantize_fragment makes).
+    // The divisor and code path once for the lane's chunks (group_code_path: quantize_fragment's choice, or for an
+    // asymmetric scheme's group without NaN whose ends need no clamp, unclamped).
     const divisor d = divisor_of(s, p);
-    const code_path path = code_path_of(s, p, d, bound);
+    const code_path path = group_code_path(s, p, d, st, bound);
 #pragma unroll
     for (int k = 0; k < K; ++k) emit_chunk_on<E>(j, s, p, d, path, first + k * (E == emit::packed ? step / 8 : step), v[k]);
   } else {
@@ -1314,7 +1408,7 @@ __global__ void __launch_bounds__(block_threads) block_kernel(const job<Sch, In,
       std::int64_t r, c;
       const int n = block_slot<V>(j, b, ch, r, c);
       load_chunk<In, V>(j.in + r * j.in_stride + c, n, j.vec_in, v);
-      st = merge(st, fragment_stats(s, v));
+      st = qnum::detail::fast_merge(st, fragment_stats(s, v), needs_min_max(s));
     }
     st = block_stats<block_threads>::reduce(ts, st);
     if (stats_need_exact(st)) {  // block-uniform: an infinite element, recompute ignoring it
