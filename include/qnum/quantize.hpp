@@ -48,14 +48,30 @@ namespace detail {
 // ([lo - z, hi - z], z a zero point in [code_min, code_max] as compute_params gives) for every zero point
 // when the format spans at most 128 codes (4 bits), else (INT8) in symmetric schemes, whose z is 0.
 // The bounds -128 and 127 are not applied again (the full INT8 range needs no clamp then).
+// The steps of that path before any clamp, shared by quantize_int_rne_scaled and its unclamped form:
+// rne_codes<F>(w): nearest even of w, saturated to 8 bits where F's codes lie in [-128, 127] (narrow), else to 32;
+// rne_span<F>(v): the same to 8 bits where F also spans at most 128 codes (narrow_span), else to 32;
+// zero_first_value(s, p, v): v + z in the work dtype (what a zero-first scheme rounds).
+template <class F>
+constexpr bool int_codes_narrow = F::qmin >= -128 && F::qmax <= 127;
+template <class F>
+constexpr bool int_codes_narrow_span = int_codes_narrow<F> && F::qmax - F::qmin <= 127;
+template <class F>
+QNUM_HD int rne_codes(float w) { return int_codes_narrow<F> ? f2i8_rn_sat(w) : f2i_rn_sat(w); }
+template <class F>
+QNUM_HD int rne_span(float v) { return int_codes_narrow_span<F> ? f2i8_rn_sat(v) : f2i_rn_sat(v); }
+template <class F>
+QNUM_HD float zero_first_value(const scheme<F>& s, const group_params& p, float v) {
+  return to_work(add_rn(v, static_cast<float>(p.zero)), s.work);
+}
 template <class F>
 QNUM_HD int quantize_int_rne_scaled(const scheme<F>& s, const group_params& p, float v) {
-  constexpr bool narrow = F::qmin >= -128 && F::qmax <= 127;
-  constexpr bool narrow_span = narrow && F::qmax - F::qmin <= 127;
+  constexpr bool narrow = int_codes_narrow<F>;
+  constexpr bool narrow_span = int_codes_narrow_span<F>;
   const int lo = s.code_min(), hi = s.code_max();
   if (s.zero_first) {
-    const float w = to_work(add_rn(v, static_cast<float>(p.zero)), s.work);
-    int q = narrow ? f2i8_rn_sat(w) : f2i_rn_sat(w);
+    const float w = zero_first_value(s, p, v);
+    int q = rne_codes<F>(w);
     if (!narrow || lo > -128) q = q < lo ? lo : q;
     if (!narrow || hi < 127) q = q > hi ? hi : q;
     return is_nan(w) ? p.zero : q;
@@ -67,7 +83,7 @@ QNUM_HD int quantize_int_rne_scaled(const scheme<F>& s, const group_params& p, f
     return q;
   }
   // narrow_span: [lo - z, hi - z] lies within [-127, 127] for every z in [code_min, code_max]
-  int q = narrow_span ? f2i8_rn_sat(v) : f2i_rn_sat(v);
+  int q = rne_span<F>(v);
   q = q < lo - p.zero ? lo - p.zero : q;
   q = q > hi - p.zero ? hi - p.zero : q;
   return q + p.zero;
@@ -79,13 +95,7 @@ QNUM_HD int quantize_int_rne_scaled(const scheme<F>& s, const group_params& p, f
 template <class F>
 QNUM_HD int quantize_int_rne_scaled_unclamped(const scheme<F>& s, const group_params& p, float v) {
   static_assert(F::is_integer, "integer formats only");
-  constexpr bool narrow = F::qmin >= -128 && F::qmax <= 127;
-  constexpr bool narrow_span = narrow && F::qmax - F::qmin <= 127;
-  if (s.zero_first) {
-    const float w = to_work(add_rn(v, static_cast<float>(p.zero)), s.work);
-    return narrow ? f2i8_rn_sat(w) : f2i_rn_sat(w);
-  }
-  return (narrow_span ? f2i8_rn_sat(v) : f2i_rn_sat(v)) + p.zero;
+  return s.zero_first ? rne_codes<F>(zero_first_value(s, p, v)) : rne_span<F>(v) + p.zero;
 }
 // Whether the codes of an asymmetric scheme's group need no clamp: v_lo and v_hi are the scaled values of its
 // smallest and largest element (the group statistics' min and max) and both of their unclamped codes lie in

@@ -146,7 +146,7 @@ namespace detail {
 // (the device's min.NaN.f32 / max.NaN.f32, sm_80 on; one instruction, as fmin/fmax); amax is finished from min
 // and max by fast_stats_finish. So the result equals accumulate()'s whenever it is finite, and a non-finite result
 // (fast_stats_need_exact) means "recompute with accumulate()": an element was infinite, or, for min_max, NaN.
-// A finite min_max result thus also says that the group holds no NaN (the kernels' asymmetric in-range path
+// A finite min_max result thus also says that the group holds no NaN (the kernels' code_path::unclamped
 // relies on it). Host and device call the same functions (the host test pins them).
 // Host form of the device's min.f32 (Max false) / max.f32 (Max true): a NaN operand (quiet or signalling;
 // std::fmin may return a signalling NaN's NaN) gives the other operand, and -0 orders below +0.

@@ -481,6 +481,18 @@ __device__ __forceinline__ void quantize_fragment(const scheme<F>& s, const grou
   on_code_path(s, path, [&](auto P) { quantize_fragment_on<decltype(P)::value>(s, p, d, v, codes); });
 }
 
+// The integers q[i] (before storage: code_to_int of quantize_fragment's codes) of a fragment of an integer format,
+// by the group's divisor d and path (as quantize_fragment(s, p, d, path, ...) takes them).
+template <class F, int N>
+__device__ __forceinline__ void quantize_int_fragment(const scheme<F>& s, const group_params& p, const divisor& d, code_path path,
+                                                      const float (&v)[N], int (&q)[N]) {
+  static_assert(F::is_integer, "integer formats only");
+  on_code_path(s, path, [&](auto P) {
+#pragma unroll
+    for (int i = 0; i < N; ++i) q[i] = quantize_int_on<decltype(P)::value>(s, p, d, v[i]);
+  });
+}
+
 template <class F, int N>
 __device__ __forceinline__ void quantize_fragment_stochastic(const scheme<F>& s, const group_params& p, const float (&v)[N],
                                                              std::uint8_t (&codes)[N], std::uint64_t seed,
@@ -784,6 +796,14 @@ __device__ __forceinline__ void store_chunk(storage_t<D>* p, int n, bool vec, co
 // time (quantize_fragment of a float format: 16-bit pairs from encode2_hw), so the words are read as the bytes lie
 // (one byte permutation a word from two pairs; the shifts and masks of single bytes cost three times that there,
 // while for single integer codes they compile to the permutations already).
+// V one-byte codes as V / 4 little-endian words at p, one vector store (p aligned to V bytes).
+template <int V>
+__device__ __forceinline__ void store_code_words(std::uint8_t* p, const unsigned (&w)[V / 4]) {
+  static_assert(V == 4 || V == 8 || V == 16, "4, 8 or 16 codes");
+  if constexpr (V == 4) *reinterpret_cast<unsigned*>(p) = w[0];
+  else if constexpr (V == 8) *reinterpret_cast<uint2*>(p) = make_uint2(w[0], w[1]);
+  else *reinterpret_cast<::uint4*>(p) = make_uint4(w[0], w[1], w[2], w[3]);
+}
 template <int V, bool Pairs = false>
 __device__ __forceinline__ void store_codes(std::uint8_t* p, int n, bool vec, const std::uint8_t (&c)[V]) {
   if constexpr (V == 4 || V == 8 || V == 16) {
@@ -797,9 +817,7 @@ __device__ __forceinline__ void store_codes(std::uint8_t* p, int n, bool vec, co
           w[k] = static_cast<unsigned>(c[4 * k]) | (static_cast<unsigned>(c[4 * k + 1]) << 8) |
                  (static_cast<unsigned>(c[4 * k + 2]) << 16) | (static_cast<unsigned>(c[4 * k + 3]) << 24);
       }
-      if constexpr (V == 4) *reinterpret_cast<unsigned*>(p) = w[0];
-      else if constexpr (V == 8) *reinterpret_cast<uint2*>(p) = make_uint2(w[0], w[1]);
-      else *reinterpret_cast<::uint4*>(p) = make_uint4(w[0], w[1], w[2], w[3]);
+      store_code_words<V>(p, w);
       return;
     }
   }
@@ -1036,20 +1054,14 @@ __device__ __forceinline__ void emit_chunk_on(const job<Sch, In, Out>& j, const 
     // and a merge a code).
     static_assert(V == 8, "W4A16 packing: 8 elements per word");
     int q[V];
-    on_code_path(s, path, [&](auto P) {
-#pragma unroll
-      for (int i = 0; i < V; ++i) q[i] = quantize_int_on<decltype(P)::value>(s, p, d, v[i]);
-    });
+    quantize_int_fragment(s, p, d, path, v, q);
     *dst = qnum::detail::pack_int4x8_ints(q);
     return;
   } else if constexpr (E == emit::codes && Sch::format::is_integer && Sch::format::bits < 8 && (V == 4 || V == 8 || V == 16)) {
     // Codes of fewer than 8 bits: the low bytes of four integers gathered by byte permutations, then one mask a
     // word (the code is q & (2^bits - 1)), instead of a mask and a merge a code. The same bytes as store_codes.
     int q[V];
-    on_code_path(s, path, [&](auto P) {
-#pragma unroll
-      for (int i = 0; i < V; ++i) q[i] = quantize_int_on<decltype(P)::value>(s, p, d, v[i]);
-    });
+    quantize_int_fragment(s, p, d, path, v, q);
     constexpr unsigned mask = ((1u << Sch::format::bits) - 1u) * 0x01010101u;
     unsigned w[V / 4];
 #pragma unroll
@@ -1057,9 +1069,7 @@ __device__ __forceinline__ void emit_chunk_on(const job<Sch, In, Out>& j, const 
       const auto u = [&](int i) { return static_cast<unsigned>(q[4 * k + i]); };
       w[k] = __byte_perm(__byte_perm(u(0), u(1), 0x0040u), __byte_perm(u(2), u(3), 0x0040u), 0x5410u) & mask;
     }
-    if constexpr (V == 4) *reinterpret_cast<unsigned*>(dst) = w[0];
-    else if constexpr (V == 8) *reinterpret_cast<uint2*>(dst) = make_uint2(w[0], w[1]);
-    else *reinterpret_cast<::uint4*>(dst) = make_uint4(w[0], w[1], w[2], w[3]);
+    store_code_words<V>(dst, w);
     return;
   }
   store_emitted<E, true>(
