@@ -66,6 +66,10 @@ TEST_CASE("device fused W4A16 pack == host quantize + ct::pack_weight") {
   // special): asymmetric groups without NaN whose ends need no clamp take the unclamped path.
   check_pack(qnum::fixed_scheme<p::ct_w4a16_asym>{}, p::ct_w4a16_asym, 24, 1024, 1024, 128, 4099);
   check_pack(qnum::fixed_scheme<p::ct_w4a16_asym>{}, p::ct_w4a16_asym, 13, 1024, 1032, 128);
+  // The tile path (g32) of fixed schemes on mostly finite weights: warps whose groups all take one path (the
+  // asymmetric ones: unclamped) and warps whose groups differ (a NaN or an infinity in one: every group divides).
+  check_pack(qnum::fixed_scheme<p::ct_w4a16_asym>{}, p::ct_w4a16_asym, 16, 2048, 2048, 32, 4099);
+  check_pack(qnum::fixed_scheme<p::ct_w4a16_sym_bf16>{}, p::ct_w4a16_sym_bf16, 16, 2048, 2048, 32, 4099);
 }
 
 namespace {

@@ -53,6 +53,16 @@ TEST_CASE("fixed_scheme (compile-time fields) == host, every kernel path and ele
                                                                  fixed_scheme<p::torchao_int4_sym>{}, 5, 3072, 3072, qnum::group_size(32));
   check_holder<fixed_scheme<p::ct_w4a16_asym>, std::uint16_t>("tile: asym g64 bf16, whole tiles", fixed_scheme<p::ct_w4a16_asym>{}, 4,
                                                               2112, 2112, qnum::group_size(64));
+  // Whole tiles of mostly finite inputs (one element in ~500 special): most warps' groups take one code path, chosen
+  // once for the warp (fake quantization: with finite scales, no NaN test at the store; asymmetric: unclamped); a
+  // warp with a NaN or an infinity in one group takes the division for all of them.
+  check_holder<fixed_scheme<p::slime_int4_qat>, std::uint16_t, std::uint16_t>("tile: slime g32 bf16, whole tiles, mostly finite",
+                                                                              fixed_scheme<p::slime_int4_qat>{}, 16, 2048, 2048,
+                                                                              qnum::group_size(32), false, dtype::bf16, false, 4099);
+  check_holder<fixed_scheme<p::ct_w4a16_asym>, std::uint16_t>("tile: asym g32 bf16, mostly finite", fixed_scheme<p::ct_w4a16_asym>{},
+                                                              16, 2048, 2048, qnum::group_size(32), false, dtype::bf16, false, 4099);
+  check_holder<fixed_scheme<p::int8_sym>, float>("tile: int8 g32 fp32, whole tiles, mostly finite", fixed_scheme<p::int8_sym>{}, 8,
+                                                 2048, 2048, qnum::group_size(32), false, dtype::bf16, false, 4099);
   check_holder<fixed_scheme<p::nvfp4>, std::uint16_t, std::uint16_t>("tile: nvfp4 g16 bf16 two-level", fixed_scheme<p::nvfp4>{},
                                                                      6, 48, 48, p::nvfp4_block, false, dtype::bf16, true);
   check_holder<fixed_scheme<p::nvfp4>, std::uint16_t>("nvfp4 two-level", fixed_scheme<p::nvfp4>{}, 9, 50, 56, p::nvfp4_block, false,

@@ -447,6 +447,11 @@ __device__ __forceinline__ void on_code_path(const scheme<F>& s, code_path path,
   else if (path == code_path::divisor) fn(std::integral_constant<code_path, code_path::divisor>{});
   else fn(std::integral_constant<code_path, code_path::division>{});
 }
+// The same for a path known at compile time (a caller that chose it once for several groups): fn(path).
+template <class F, code_path P, class Fn>
+__device__ __forceinline__ void on_code_path(const scheme<F>&, std::integral_constant<code_path, P> path, Fn&& fn) {
+  fn(path);
+}
 
 // The codes of a fragment by path P. Float formats in pairs (encode2_hw: one conversion for two codes on sm_89+,
 // the bits of code_rne's encode_hw for each).
@@ -468,23 +473,25 @@ __device__ __forceinline__ void quantize_fragment_on(const scheme<F>& s, const g
 // non-NaN elements where the caller knows one (the group's amax when no element is infinite), else +Inf:
 // dividing schemes then take divide_bounded, and where codes_in_range holds no code is clamped. The same bits.
 // The forms with (d, path) take the group's divisor d = divisor_of(s, p) and path = code_path_of(s, p, d, bound)
-// from the caller (computed once for a group's fragments, or by another thread of the group).
+// from the caller (computed once for a group's fragments, or by another thread of the group); the path is a
+// code_path, or a std::integral_constant<code_path, P> where the caller chose one for several groups (any path
+// valid for each of them, such as code_path::division, which every group may take).
 template <class F, int N>
 __device__ __forceinline__ void quantize_fragment(const scheme<F>& s, const group_params& p, const float (&v)[N],
                                                   std::uint8_t (&codes)[N], float bound = no_bound()) {
   const divisor d = divisor_of(s, p);
   with_code_path(s, p, d, bound, [&](auto P) { quantize_fragment_on<decltype(P)::value>(s, p, d, v, codes); });
 }
-template <class F, int N>
-__device__ __forceinline__ void quantize_fragment(const scheme<F>& s, const group_params& p, const divisor& d, code_path path,
+template <class F, int N, class Path>
+__device__ __forceinline__ void quantize_fragment(const scheme<F>& s, const group_params& p, const divisor& d, Path path,
                                                   const float (&v)[N], std::uint8_t (&codes)[N]) {
   on_code_path(s, path, [&](auto P) { quantize_fragment_on<decltype(P)::value>(s, p, d, v, codes); });
 }
 
 // The integers q[i] (before storage: code_to_int of quantize_fragment's codes) of a fragment of an integer format,
 // by the group's divisor d and path (as quantize_fragment(s, p, d, path, ...) takes them).
-template <class F, int N>
-__device__ __forceinline__ void quantize_int_fragment(const scheme<F>& s, const group_params& p, const divisor& d, code_path path,
+template <class F, int N, class Path>
+__device__ __forceinline__ void quantize_int_fragment(const scheme<F>& s, const group_params& p, const divisor& d, Path path,
                                                       const float (&v)[N], int (&q)[N]) {
   static_assert(F::is_integer, "integer formats only");
   on_code_path(s, path, [&](auto P) {
@@ -502,24 +509,23 @@ __device__ __forceinline__ void quantize_fragment_stochastic(const scheme<F>& s,
     codes[i] = static_cast<std::uint8_t>(quantize_value(s, p, v[i], stochastic(random_bits(seed, index0 + static_cast<std::uint64_t>(i)))));
 }
 
-template <code_path P, class F, int N>
+// FiniteScale: the caller knows that p.scale is finite (integer formats: the finite-scale form without the test).
+template <code_path P, bool FiniteScale = false, class F, int N>
 __device__ __forceinline__ void fake_quantize_fragment_on(const scheme<F>& s, const group_params& p, const divisor& d,
                                                           float (&v)[N]) {
   if constexpr (F::is_integer) {
-    if (!qnum::detail::is_nonfinite(p.scale)) {
-      // A finite scale: (q - z) * scale is finite or +-Inf, never NaN, so dequantize_int_q without its NaN select.
+    // A finite scale: (q - z) * scale is finite or +-Inf, never NaN, so dequantize_int_q without its NaN select.
+    // Otherwise dequantize_value of the code, from its integer (no masking and sign extension).
+    if (FiniteScale || !qnum::detail::is_nonfinite(p.scale)) {
 #pragma unroll
       for (int i = 0; i < N; ++i) v[i] = qnum::detail::dequantize_int_q_finite_scale(s, p, quantize_int_on<P>(s, p, d, v[i]));
-      return;
-    }
-  }
-#pragma unroll
-  for (int i = 0; i < N; ++i) {
-    if constexpr (F::is_integer) {  // dequantize_value of the code, from its integer (no masking and sign extension)
-      v[i] = qnum::detail::dequantize_int_q(s, p, quantize_int_on<P>(s, p, d, v[i]));
     } else {
-      v[i] = dequantize_value(s, p, quantize_on<P>(s, p, d, v[i]));
+#pragma unroll
+      for (int i = 0; i < N; ++i) v[i] = qnum::detail::dequantize_int_q(s, p, quantize_int_on<P>(s, p, d, v[i]));
     }
+  } else {
+#pragma unroll
+    for (int i = 0; i < N; ++i) v[i] = dequantize_value(s, p, quantize_on<P>(s, p, d, v[i]));
   }
 }
 template <class F, int N>
@@ -528,10 +534,11 @@ __device__ __forceinline__ void fake_quantize_fragment(const scheme<F>& s, const
   const divisor d = divisor_of(s, p);
   with_code_path(s, p, d, bound, [&](auto P) { fake_quantize_fragment_on<decltype(P)::value>(s, p, d, v); });
 }
-template <class F, int N>
+// FiniteScale: as fake_quantize_fragment_on's (the caller knows p.scale is finite; integer formats).
+template <bool FiniteScale = false, class F, int N, class Path>
 __device__ __forceinline__ void fake_quantize_fragment(const scheme<F>& s, const group_params& p, const divisor& d,
-                                                       code_path path, float (&v)[N]) {
-  on_code_path(s, path, [&](auto P) { fake_quantize_fragment_on<decltype(P)::value>(s, p, d, v); });
+                                                       Path path, float (&v)[N]) {
+  on_code_path(s, path, [&](auto P) { fake_quantize_fragment_on<decltype(P)::value, FiniteScale>(s, p, d, v); });
 }
 
 template <class F, int N>
@@ -750,8 +757,9 @@ __device__ __forceinline__ void load_chunk(const storage_t<D>* p, int n, bool ve
   for (int i = 0; i < V; ++i) v[i] = i < n ? io<D>::load(p[i]) : 0.0f;
 }
 
-// v[0..n) to p; 16-byte stores when whole and `vec`. v holds dequantized values (see io<D>::store).
-template <class D, int V>
+// v[0..n) to p; 16-byte stores when whole and `vec`. v holds dequantized values (see io<D>::store). NoNaN: the
+// caller knows that no v[i] is NaN (integer fake quantization with a finite scale), so 16-bit outputs skip the test.
+template <class D, int V, bool NoNaN = false>
 __device__ __forceinline__ void store_chunk(storage_t<D>* p, int n, bool vec, const float (&v)[V]) {
   constexpr int bytes = V * io<D>::size;
   if constexpr (bytes % 16 == 0) {
@@ -772,9 +780,9 @@ __device__ __forceinline__ void store_chunk(storage_t<D>* p, int n, bool vec, co
           for (int i = 0; i < per / 2; ++i) {
             const float lo = v[k * per + 2 * i], hi = v[k * per + 2 * i + 1];
             w[i] = io<D>::store2(lo, hi);
-            nan |= !(lo == lo && hi == hi);
+            if (!NoNaN) nan |= !(lo == lo && hi == hi);
           }
-          if (nan) {
+          if (!NoNaN && nan) {
 #pragma unroll
             for (int i = 0; i < per / 2; ++i)
               w[i] = static_cast<unsigned>(io<D>::store(qnum::detail::canonical_nan(v[k * per + 2 * i]))) |
@@ -1000,7 +1008,7 @@ __device__ __forceinline__ emit_ptr_t<E, Out> emit_ptr(const job<Sch, In, Out>& 
 }
 // Store the chunk of n elements of values v at dst() (emit_ptr, asked for where it is stored): codes(cb) gives
 // v's codes (emit::codes, packed), fake(v) replaces v by its fake-quantized values (emit::fake).
-template <emit E, bool Full, class Sch, class In, class Out, int V, class Dst, class Codes, class Fake>
+template <emit E, bool Full, bool NoNaN = false, class Sch, class In, class Out, int V, class Dst, class Codes, class Fake>
 __device__ __forceinline__ void store_emitted(const job<Sch, In, Out>& j, Dst&& dst, int n, float (&v)[V],
                                               Codes&& codes, Fake&& fake) {
   if constexpr (Full) n = V;  // a whole, aligned chunk: the vector stores below without a test
@@ -1017,7 +1025,7 @@ __device__ __forceinline__ void store_emitted(const job<Sch, In, Out>& j, Dst&& 
     store_codes<V, !Sch::format::is_integer>(dst(), n, Full || j.vec_out, cb);
   } else {
     fake(v);
-    store_chunk<Out, V>(dst(), n, Full || j.vec_out, v);
+    store_chunk<Out, V, NoNaN>(dst(), n, Full || j.vec_out, v);
   }
 }
 
@@ -1044,10 +1052,12 @@ __device__ __forceinline__ void emit_chunk(const job<Sch, In, Out>& j, const S& 
       });
 }
 // The same for a whole chunk of a fixed-scheme job (nearest even) at dst (emit_ptr) with the group's divisor d
-// and code path given (divisor_of(s, p), code_path_of(s, p, d, bound)).
-template <emit E, class Sch, class In, class Out, class S, int V>
+// and code path given (divisor_of(s, p), code_path_of(s, p, d, bound); a code_path or a compile-time one).
+// FiniteScale: the caller knows p.scale is finite (fake quantization of an integer format then skips the scale test
+// and the store's NaN test).
+template <emit E, bool FiniteScale = false, class Sch, class In, class Out, class S, int V, class Path>
 __device__ __forceinline__ void emit_chunk_on(const job<Sch, In, Out>& j, const S& s, const group_params& p,
-                                              const divisor& d, code_path path, emit_ptr_t<E, Out> dst, float (&v)[V]) {
+                                              const divisor& d, Path path, emit_ptr_t<E, Out> dst, float (&v)[V]) {
   static_assert(Sch::is_static, "run-time schemes may round stochastically: emit_chunk");
   if constexpr (E == emit::packed) {
     // The word from the integers (detail::pack_int4x8_ints: pack_int4x8's word of their codes, without a mask
@@ -1072,9 +1082,11 @@ __device__ __forceinline__ void emit_chunk_on(const job<Sch, In, Out>& j, const 
     store_code_words<V>(dst, w);
     return;
   }
-  store_emitted<E, true>(
+  // An integer format's fake-quantized value (q - z) * scale with a finite scale is never NaN: no NaN test at the store.
+  constexpr bool no_nan = FiniteScale && Sch::format::is_integer;
+  store_emitted<E, true, no_nan>(
       j, [&] { return dst; }, V, v, [&](std::uint8_t (&cb)[V]) { quantize_fragment(s, p, d, path, v, cb); },
-      [&](float (&w)[V]) { fake_quantize_fragment(s, p, d, path, w); });
+      [&](float (&w)[V]) { fake_quantize_fragment<FiniteScale>(s, p, d, path, w); });
 }
 
 // Chunks each lane of rows_kernel holds in registers: a group of up to L * rows_chunks * V elements.
@@ -1124,18 +1136,39 @@ __device__ __forceinline__ void rows_group(const job<Sch, In, Out>& j, const S& 
     }
     st = fragment_group_stats<warp_any>(s, v, reduce, bound);
   }
-  if (!active) return;
-  const group_params p = job_params(j, s, st);
-  if (E != emit::fake && sub == 0) write_group_params(j, s, r, bj, p);
   if constexpr (Full) {
+    // Fake quantization of an integer format: the inactive lanes go on to the vote below (a valid group's
+    // parameters) and store nothing.
+    constexpr bool fake_int = E == emit::fake && Sch::format::is_integer;
+    if (!fake_int && !active) return;
+    const group_params p = job_params(j, s, st);
+    if (active && E != emit::fake && sub == 0) write_group_params(j, s, r, bj, p);
     const emit_ptr_t<E, Out> first = emit_ptr<E>(j, r, c_first);
     // The divisor and code path once for the lane's chunks (group_code_path: quantize_fragment's choice, or for an
-    // asymmetric scheme's group without NaN whose ends need no clamp, unclamped).
+    // asymmetric scheme's group without NaN whose ends need no clamp, unclamped). Fake quantization of an integer
+    // format: where every group of the warp has the same path and a finite scale, which is the rule, the chunks
+    // take the path as a compile-time choice and skip the scale and NaN tests of the store. Codes and words keep
+    // the path as a value: the same vote there measured 0.1-0.2 instructions an element heavier.
     const divisor d = divisor_of(s, p);
     const code_path path = group_code_path(s, p, d, st, bound);
+    const auto chunks = [&](auto path_k, auto finite) {
 #pragma unroll
-    for (int k = 0; k < K; ++k) emit_chunk_on<E>(j, s, p, d, path, first + k * (E == emit::packed ? step / 8 : step), v[k]);
+      for (int k = 0; k < K; ++k)
+        emit_chunk_on<E, decltype(finite)::value>(j, s, p, d, path_k, first + k * (E == emit::packed ? step / 8 : step), v[k]);
+    };
+    if constexpr (fake_int) {
+      const int key = static_cast<int>(path) | (qnum::detail::is_nonfinite(p.scale) ? 8 : 0);
+      const bool uniform = __all_sync(0xFFFFFFFFu, key == __shfl_sync(0xFFFFFFFFu, key, 0));
+      if (!active) return;
+      if (uniform && key < 8) on_code_path(s, path, [&](auto P) { chunks(P, std::true_type{}); });
+      else chunks(path, std::false_type{});
+    } else {
+      chunks(path, std::false_type{});
+    }
   } else {
+    if (!active) return;
+    const group_params p = job_params(j, s, st);
+    if (E != emit::fake && sub == 0) write_group_params(j, s, r, bj, p);
 #pragma unroll
     for (int k = 0; k < K; ++k) {
       const std::int64_t c = c0 + static_cast<std::int64_t>(sub + static_cast<unsigned>(k * L)) * V;
@@ -1226,35 +1259,59 @@ __device__ __forceinline__ void rows_tile(const job<Sch, In, Out>& j, const S& s
     const group_params pm = job_params(j, s, mine);
     const int om = static_cast<int>(m * 32u + first) * V;  // chunk m's group start in the tile
     if (E != emit::fake && sub < static_cast<unsigned>(K) && om < left) write_group_params(j, s, r, (t0 + om) >> j.gc_log2, pm);
-    // A dividing scheme's divisor and code path too (one reciprocal and one choice a lane instead of K), pinned
-    // to registers: the compiler would otherwise recompute the reciprocal next to each shuffle. (x * inv: the
-    // choice is two comparisons of the group's bound, taken from lane k with the parameters.)
+    // A dividing scheme's divisor too (one reciprocal a lane instead of K), pinned to registers: the compiler would
+    // otherwise recompute the reciprocal next to each shuffle. Dividing schemes and fake quantization of integer
+    // formats choose the code path once for the warp: each lane chooses its group's (code_path_of, as
+    // quantize_fragment would; group_code_path's unclamped path measured 0.3 heavier here), and where the warp's
+    // groups agree (for fake quantization: and every scale is finite), which is the rule, every chunk takes that
+    // path as a compile-time choice (no shuffle and no indirect branch a chunk; no scale and NaN tests at the fake
+    // store); where they differ, the division, which is valid for every group. The same codes either way (every
+    // path gives the definition's). Other x * inv schemes choose a chunk's path from its group's bound, two
+    // comparisons (taken from lane k with the parameters where the bound can matter): a vote measured heavier.
     const bool divides = s.x_by == scale_op::divide;
+    constexpr bool fake_int = E == emit::fake && Sch::format::is_integer;
+    const bool vote = divides || fake_int;
     float ym = 0.0f;
     int path_m = 0;
-    if (divides) {
+    if (vote) {
       const divisor dm = divisor_of(s, pm);
-      ym = dm.y;
+      if (divides) ym = dm.y;
       path_m = static_cast<int>(code_path_of(s, pm, dm, one_word ? bound_m : no_bound()));
+      if (fake_int && qnum::detail::is_nonfinite(pm.scale)) path_m |= 8;  // not a path: no compile-time choice
       asm volatile("" : "+f"(ym), "+r"(path_m));
     }
+    unsigned src0 = first;
+    asm volatile("" : "+r"(src0));  // the group's first lane, kept (not recomputed from L for each chunk)
+    // path_for(p, d, src): chunk's path (a code_path or a compile-time one), asked by every lane
+    const auto chunks = [&](auto path_for, auto finite) {
 #pragma unroll
-    for (int k = 0; k < K; ++k) {
-      const unsigned src = first + static_cast<unsigned>(k);
-      const group_params p = shfl_params<E == emit::fake>(s, pm, src);  // every lane
-      divisor d;
-      code_path path;
-      if (divides) {
-        d = make_divisor_from(p.code_scale, __shfl_sync(0xFFFFFFFFu, ym, static_cast<int>(src)));
-        path = static_cast<code_path>(__shfl_sync(0xFFFFFFFFu, path_m, static_cast<int>(src)));
-      } else {
-        // the bound only where it can choose the path (a fixed scheme's test folds: no shuffle otherwise)
-        const bool by_bound = one_word && bound_can_skip_clamp(s);
-        path = code_path_of(s, p, d, by_bound ? __shfl_sync(0xFFFFFFFFu, bound_m, static_cast<int>(src)) : no_bound());
+      for (int k = 0; k < K; ++k) {
+        const unsigned src = src0 + static_cast<unsigned>(k);
+        const group_params p = shfl_params<E == emit::fake>(s, pm, src);  // every lane
+        divisor d;
+        if (divides) d = make_divisor_from(p.code_scale, __shfl_sync(0xFFFFFFFFu, ym, static_cast<int>(src)));
+        const auto path = path_for(p, d, src);
+        if (!in_row[k]) continue;
+        // codes and packed words from the tile's start; fake quantization's elements from the row (measured lighter)
+        emit_chunk_on<E, decltype(finite)::value>(j, s, p, d, path, E == emit::fake ? emit_ptr<E>(j, r, t0 + off(k)) : dst + (E == emit::packed ? off(k) / 8 : off(k)), v[k]);
       }
-      if (!in_row[k]) continue;
-      // codes and packed words from the tile's start; fake quantization's elements from the row (measured lighter)
-      emit_chunk_on<E>(j, s, p, d, path, E == emit::fake ? emit_ptr<E>(j, r, t0 + off(k)) : dst + (E == emit::packed ? off(k) / 8 : off(k)), v[k]);
+    };
+    if (vote) {
+      const int key_0 = __shfl_sync(0xFFFFFFFFu, path_m, 0);
+      if (__all_sync(0xFFFFFFFFu, path_m == key_0) && key_0 < 8) {
+        on_code_path(s, static_cast<code_path>(key_0), [&](auto P) {
+          chunks([](const group_params&, const divisor&, unsigned) { return decltype(P){}; }, std::integral_constant<bool, fake_int>{});
+        });
+      } else {
+        chunks([](const group_params&, const divisor&, unsigned) { return std::integral_constant<code_path, code_path::division>{}; },
+               std::false_type{});
+      }
+    } else {
+      // the bound only where it can choose the path (a fixed scheme's test folds: no shuffle otherwise)
+      const bool by_bound = one_word && bound_can_skip_clamp(s);
+      chunks([&](const group_params& p, const divisor& d, unsigned src) {
+        return code_path_of(s, p, d, by_bound ? __shfl_sync(0xFFFFFFFFu, bound_m, static_cast<int>(src)) : no_bound());
+      }, std::false_type{});
     }
   } else {
     const auto reduce = [&](const group_stats& x) { return warp_subgroup_reduce<LMin, LMax>(s, x, L); };
