@@ -28,7 +28,10 @@
 //                                                 the non-NaN elements where known (fewer instructions, same bits)
 //   quantize_fragment(s, p, d, path, v[N], codes[N])  the same with the group's divisor d = divisor_of(s, p) and
 //                                                 path = code_path_of(s, p, d, bound) given (once for a group's
-//                                                 fragments, or from another thread of the group)
+//                                                 fragments, or from another thread of the group), or as
+//                                                 std::integral_constant<code_path, P> (a warp's common choice:
+//                                                 warp_common_path); fake_quantize_fragment<true>(s, p, d, path, v)
+//                                                 where p.scale is known finite
 //   group_code_path(s, p, d, st, bound)           code_path_of from a group's statistics: asymmetric groups
 //                                                 without NaN whose ends need no clamp take code_path::unclamped
 //   quantize_fragment_stochastic(s, p, v[N], codes[N], seed, index0)   element index0 + i uses
@@ -451,6 +454,19 @@ __device__ __forceinline__ void on_code_path(const scheme<F>& s, code_path path,
 template <class F, code_path P, class Fn>
 __device__ __forceinline__ void on_code_path(const scheme<F>&, std::integral_constant<code_path, P> path, Fn&& fn) {
   fn(path);
+}
+// A warp's vote on one code path for all its groups' fragments. path_key: a lane's group path and whether the
+// caller may treat its scale as finite, as one int. warp_common_path (every lane of the warp calls it): true when
+// every lane has the same path and a finite scale, that path in `common`; the caller then passes
+// std::integral_constant<code_path, common> to every fragment (on_code_path), and otherwise the group's own path
+// or code_path::division, which is valid for every group.
+__device__ __forceinline__ int path_key(code_path path, bool finite_scale) {
+  return static_cast<int>(path) | (finite_scale ? 0 : 8);
+}
+__device__ __forceinline__ bool warp_common_path(int key, code_path& common) {
+  const int key_0 = __shfl_sync(0xFFFFFFFFu, key, 0);
+  common = static_cast<code_path>(key_0 & 7);
+  return __all_sync(0xFFFFFFFFu, key == key_0) && key_0 < 8;
 }
 
 // The codes of a fragment by path P. Float formats in pairs (encode2_hw: one conversion for two codes on sm_89+,
@@ -1157,10 +1173,10 @@ __device__ __forceinline__ void rows_group(const job<Sch, In, Out>& j, const S& 
         emit_chunk_on<E, decltype(finite)::value>(j, s, p, d, path_k, first + k * (E == emit::packed ? step / 8 : step), v[k]);
     };
     if constexpr (fake_int) {
-      const int key = static_cast<int>(path) | (qnum::detail::is_nonfinite(p.scale) ? 8 : 0);
-      const bool uniform = __all_sync(0xFFFFFFFFu, key == __shfl_sync(0xFFFFFFFFu, key, 0));
+      code_path common;
+      const bool uniform = warp_common_path(path_key(path, !qnum::detail::is_nonfinite(p.scale)), common);
       if (!active) return;
-      if (uniform && key < 8) on_code_path(s, path, [&](auto P) { chunks(P, std::true_type{}); });
+      if (uniform) on_code_path(s, common, [&](auto P) { chunks(P, std::true_type{}); });
       else chunks(path, std::false_type{});
     } else {
       chunks(path, std::false_type{});
@@ -1272,12 +1288,11 @@ __device__ __forceinline__ void rows_tile(const job<Sch, In, Out>& j, const S& s
     constexpr bool fake_int = E == emit::fake && Sch::format::is_integer;
     const bool vote = divides || fake_int;
     float ym = 0.0f;
-    int path_m = 0;
+    int path_m = 0;  // path_key of the lane's group
     if (vote) {
       const divisor dm = divisor_of(s, pm);
       if (divides) ym = dm.y;
-      path_m = static_cast<int>(code_path_of(s, pm, dm, one_word ? bound_m : no_bound()));
-      if (fake_int && qnum::detail::is_nonfinite(pm.scale)) path_m |= 8;  // not a path: no compile-time choice
+      path_m = path_key(code_path_of(s, pm, dm, one_word ? bound_m : no_bound()), !(fake_int && qnum::detail::is_nonfinite(pm.scale)));
       asm volatile("" : "+f"(ym), "+r"(path_m));
     }
     unsigned src0 = first;
@@ -1297,9 +1312,9 @@ __device__ __forceinline__ void rows_tile(const job<Sch, In, Out>& j, const S& s
       }
     };
     if (vote) {
-      const int key_0 = __shfl_sync(0xFFFFFFFFu, path_m, 0);
-      if (__all_sync(0xFFFFFFFFu, path_m == key_0) && key_0 < 8) {
-        on_code_path(s, static_cast<code_path>(key_0), [&](auto P) {
+      code_path common;
+      if (warp_common_path(path_m, common)) {
+        on_code_path(s, common, [&](auto P) {
           chunks([](const group_params&, const divisor&, unsigned) { return decltype(P){}; }, std::integral_constant<bool, fake_int>{});
         });
       } else {
