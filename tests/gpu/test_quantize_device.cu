@@ -1,6 +1,6 @@
 // tests/gpu/test_quantize_device.cu: device group quantization (qnum/gpu/quantize.cuh) gives the host
-// API's bits. This file: the per-element functions through the host/device harness, the fused W4A16 pack
-// against quantize + ct::pack_weight, bad arguments. test_quantize_device_runtime.cu: every kernel path with the
+// API's bits. This file: the per-element functions through the host/device harness, the fragment primitives
+// under every code path, the fused W4A16 pack against quantize + ct::pack_weight, bad arguments. test_quantize_device_runtime.cu: every kernel path with the
 // run-time scheme; test_quantize_device_fixed.cu: the same with compile-time schemes (one program, three
 // translation units so that they compile in parallel).
 #define QNUM_TEST_DEVICE_MAIN
@@ -118,6 +118,74 @@ struct element_functions {
 
 TEST_CASE("per-element functions: host == device") {
   CHECK(qtest::host_device_mismatches("element_functions", element_functions{}, 1u << 20) == 0);
+}
+
+namespace {
+// The fragment primitives with the code path given, against quantize_value element by element: the path the group's
+// statistics choose (group_code_path, code_path_of), the division (valid for every group), and every run-time
+// path value, including those the scheme never takes (in_range for an asymmetric scheme, unclamped for a
+// symmetric one, bounded for x * inv), which take the division. One 8-element group a thread, from value_at_hd
+// (NaN, -Inf, zeros among them) or, every other group, finite values only.
+template <class F>
+__global__ void fragment_path_kernel(qnum::scheme<F> s, std::uint32_t n, std::uint32_t* mismatches) {
+  const std::uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= n) return;
+  float v[8];
+  for (int i = 0; i < 8; ++i) {
+    const float x = element_functions::value_at_hd(std::uint64_t{t} * 8u + static_cast<std::uint32_t>(i));
+    v[i] = (t % 2 == 0 && qnum::detail::is_nonfinite(x)) ? 1.5f : x;
+  }
+  qnum::group_stats st = qnum::gpu::fragment_stats(s, v);
+  float bound = st.amax;
+  if (qnum::gpu::stats_need_exact(st)) {
+    st = qnum::gpu::fragment_stats_exact(v);
+    bound = qnum::gpu::no_bound();
+  }
+  const qnum::group_params p = qnum::compute_params(s, st);
+  const auto d = qnum::gpu::divisor_of(s, p);
+  std::uint8_t want[8];
+  for (int i = 0; i < 8; ++i) want[i] = static_cast<std::uint8_t>(qnum::quantize_value(s, p, v[i]));
+  const qnum::gpu::code_path paths[7] = {qnum::gpu::group_code_path(s, p, d, st, bound), qnum::gpu::code_path_of(s, p, d, qnum::gpu::no_bound()),
+                                         qnum::gpu::code_path::in_range, qnum::gpu::code_path::bounded, qnum::gpu::code_path::divisor,
+                                         qnum::gpu::code_path::division, qnum::gpu::code_path::unclamped};
+  std::uint32_t bad = 0;
+  for (int k = 0; k < 7; ++k) {
+    const qnum::gpu::code_path path = paths[k];
+    // in_range, bounded and divisor are valid only where the group's statistics choose them
+    if (k >= 2 && k <= 4 && path != paths[0] && path != paths[1]) {
+      const bool never = (path == qnum::gpu::code_path::in_range && !qnum::gpu::bound_can_skip_clamp(s)) ||
+                         (path == qnum::gpu::code_path::bounded && s.x_by == qnum::scale_op::multiply);
+      if (!never) continue;
+    }
+    if (k == 6 && qnum::gpu::needs_min_max(s) && path != paths[0]) continue;  // unclamped: valid where chosen
+    std::uint8_t got[8];
+    qnum::gpu::quantize_fragment(s, p, d, path, v, got);
+    for (int i = 0; i < 8; ++i) bad += got[i] != want[i];
+  }
+  std::uint8_t got[8];
+  qnum::gpu::quantize_fragment(s, p, d, std::integral_constant<qnum::gpu::code_path, qnum::gpu::code_path::division>{}, v, got);
+  for (int i = 0; i < 8; ++i) bad += got[i] != want[i];
+  if (bad != 0) atomicAdd(mismatches, bad);
+}
+
+template <class F>
+std::uint32_t fragment_path_mismatches(const qnum::scheme<F>& s, std::uint32_t n) {
+  std::uint32_t* dm = to_device(std::vector<std::uint32_t>(1, 0u));
+  fragment_path_kernel<<<(n + 255) / 256, 256>>>(s, n, dm);
+  const bool ok = cudaDeviceSynchronize() == cudaSuccess;
+  const std::uint32_t m = from_device(dm, 1)[0];
+  cudaFree(dm);
+  return ok ? m : 0xFFFFFFFFu;
+}
+}  // namespace
+
+TEST_CASE("fragment primitives: every code path gives quantize_value's codes") {
+  namespace p = qnum::presets;
+  CHECK(fragment_path_mismatches(p::ct_w4a16_asym, 1u << 16) == 0);
+  CHECK(fragment_path_mismatches(p::torchao_uint4_asym, 1u << 16) == 0);
+  CHECK(fragment_path_mismatches(p::slime_int4_qat, 1u << 16) == 0);
+  CHECK(fragment_path_mismatches(p::int8_sym, 1u << 16) == 0);
+  CHECK(fragment_path_mismatches(p::torchao_int8_sym, 1u << 16) == 0);
 }
 
 TEST_CASE("launchers accept good and empty arguments on a device") {

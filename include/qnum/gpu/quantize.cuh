@@ -435,8 +435,10 @@ __device__ __forceinline__ code_path group_code_path(const scheme<F>& s, const g
   }
   return code_path_of(s, p, d, bound);
 }
-// fn(std::integral_constant<code_path, P>{}) for P == path (unclamped: asymmetric integer schemes only; a fixed
-// scheme of another kind holds no code for it).
+// fn(std::integral_constant<code_path, P>{}) for P == path, among the paths that code_path_of and group_code_path
+// can give for s: in_range where bound_can_skip_clamp(s), bounded and division for dividing schemes, unclamped for
+// asymmetric integer schemes, divisor. Any other value takes the division (x * inv for multiplying schemes), which
+// is valid for every group. A fixed scheme's tests fold, so its kernels hold the code of its own paths only.
 template <class F, class Fn>
 __device__ __forceinline__ void on_code_path(const scheme<F>& s, code_path path, Fn&& fn) {
   if constexpr (F::is_integer) {
@@ -445,9 +447,10 @@ __device__ __forceinline__ void on_code_path(const scheme<F>& s, code_path path,
       return;
     }
   }
-  if (path == code_path::in_range) fn(std::integral_constant<code_path, code_path::in_range>{});
-  else if (path == code_path::bounded) fn(std::integral_constant<code_path, code_path::bounded>{});
-  else if (path == code_path::divisor) fn(std::integral_constant<code_path, code_path::divisor>{});
+  const bool divides = s.x_by == scale_op::divide;
+  if (path == code_path::in_range && bound_can_skip_clamp(s)) fn(std::integral_constant<code_path, code_path::in_range>{});
+  else if (path == code_path::bounded && divides) fn(std::integral_constant<code_path, code_path::bounded>{});
+  else if (path == code_path::divisor || !divides) fn(std::integral_constant<code_path, code_path::divisor>{});
   else fn(std::integral_constant<code_path, code_path::division>{});
 }
 // The same for a path known at compile time (a caller that chose it once for several groups): fn(path).
@@ -491,7 +494,8 @@ __device__ __forceinline__ void quantize_fragment_on(const scheme<F>& s, const g
 // The forms with (d, path) take the group's divisor d = divisor_of(s, p) and path = code_path_of(s, p, d, bound)
 // from the caller (computed once for a group's fragments, or by another thread of the group); the path is a
 // code_path, or a std::integral_constant<code_path, P> where the caller chose one for several groups (any path
-// valid for each of them, such as code_path::division, which every group may take).
+// valid for each of them, such as code_path::division, which every group may take). A run-time path that neither
+// code_path_of nor group_code_path gives for s (in_range for an asymmetric scheme, say) takes the division.
 template <class F, int N>
 __device__ __forceinline__ void quantize_fragment(const scheme<F>& s, const group_params& p, const float (&v)[N],
                                                   std::uint8_t (&codes)[N], float bound = no_bound()) {
@@ -1277,8 +1281,9 @@ __device__ __forceinline__ void rows_tile(const job<Sch, In, Out>& j, const S& s
     if (E != emit::fake && sub < static_cast<unsigned>(K) && om < left) write_group_params(j, s, r, (t0 + om) >> j.gc_log2, pm);
     // A dividing scheme's divisor too (one reciprocal a lane instead of K), pinned to registers: the compiler would
     // otherwise recompute the reciprocal next to each shuffle. Dividing schemes and fake quantization of integer
-    // formats choose the code path once for the warp: each lane chooses its group's (code_path_of, as
-    // quantize_fragment would; group_code_path's unclamped path measured 0.3 heavier here), and where the warp's
+    // formats choose the code path once for the warp: each lane chooses its group's (group_code_path from the
+    // group's fast statistics: an asymmetric group without NaN whose ends need no clamp takes the unclamped path,
+    // no clamp and no NaN select an element; otherwise code_path_of, as quantize_fragment would), and where the warp's
     // groups agree (for fake quantization: and every scale is finite), which is the rule, every chunk takes that
     // path as a compile-time choice (no shuffle and no indirect branch a chunk; no scale and NaN tests at the fake
     // store); where they differ, the division, which is valid for every group. The same codes either way (every
@@ -1292,7 +1297,7 @@ __device__ __forceinline__ void rows_tile(const job<Sch, In, Out>& j, const S& s
     if (vote) {
       const divisor dm = divisor_of(s, pm);
       if (divides) ym = dm.y;
-      path_m = path_key(code_path_of(s, pm, dm, one_word ? bound_m : no_bound()), !(fake_int && qnum::detail::is_nonfinite(pm.scale)));
+      path_m = path_key(group_code_path(s, pm, dm, fast, one_word ? bound_m : no_bound()), !(fake_int && qnum::detail::is_nonfinite(pm.scale)));
       asm volatile("" : "+f"(ym), "+r"(path_m));
     }
     unsigned src0 = first;
