@@ -45,14 +45,16 @@ one group; block_kernel: the same over a group held by a block). The reported lo
      rows_kernel/block_kernel), the innermost loop enclosing all of them is reported: the per-group
      loop, one trip of which runs each pass once (that is the case for every 1xG group with G <= lanes
      x vector: the bench's g32/g128 shapes); with no enclosing loop (copy_kernel's 4x-unrolled main
-     loop and its remainder loop) the load loop that loads the most bytes is reported.
+     loop and its remainder loop; a vector loop and a scalar one; a fast statistics pass and its exact
+     recomputation) the load loop whose cheapest trip (below) costs the fewest instructions per element is
+     reported, the fast configuration as for the path (ties: the one that loads the most bytes).
 Cheapest path ("path"): the shortest path, in instructions, from the loop header to its back branch
 over forward edges inside the range, passing once through every inner loop that contains a global load
 (header to back branch, taking its exit), where a CALL adds the cheapest path of the called routine
 to its RET. Predicated-off instructions count (they are issued). Branch edges into the handling of
 Inf/NaN inputs are not taken (the branch's predicate comes from FSETP.NAN/.NUM, or from an ISETP/FSETP
-against 0x7f800000, 0x7f80, 0x7c00, 0x7ff00000 or +INF: left free, the shortest path would be "every
-input is NaN", which skips the arithmetic); if no path remains without them they are allowed. Every
+against 0x7f800000, 0x7f80, 0x7c00, 0x7ff00000 or +INF, or an FSETP of a magnitude |x| against FLT_MAX,
+detail::is_nonfinite: left free, the shortest path would be "every input is NaN", which skips the arithmetic); if no path remains without them they are allowed. Every
 other branch is free to go the cheaper way, so this is the fast configuration of a runtime-dispatched
 kernel (multiply by a reciprocal rather than divide, round-to-nearest rather than stochastic, 16-byte
 vector loads rather than the scalar tail path, the 32-bit fast path of a 64-bit division): a lower
@@ -68,8 +70,8 @@ is read in vectors, the scales and zero points of a group are scalar loads); whe
 inner load loops (passes over the same elements: statistics, then emit) only the largest pass counts;
 divided by the bytes each element loads: the input element size, from a table of known kernels (the
 template argument that is the input type; dequantize reads 1-byte codes) or else from the first
-`const T*` parameter; --elem-bytes overrides it. The gradient quantizer's scalar loops (ds_scan,
-ds_quantize, dequant_kernel) are one element a trip by the table. When the path holds no load, the
+`const T*` parameter; --elem-bytes overrides it. The gradient quantizer's loops are counted by the table:
+ds_scan, ds_quantize and dequant_kernel 16 elements a trip (4 chunks of 4). When the path holds no load, the
 loads in the whole range are used and the figure is marked "~".
 Inner loops run once per trip here: where they run k times (block_kernel with long rows, G larger
 than lanes x vector) the per-group part outside them is spread over k times fewer elements than
@@ -299,6 +301,7 @@ def parse_cuobjdump(text):
 
 
 SPECIAL = {"0x7f800000", "0x7f80", "0x7c00", "0x7ff00000", "+INF", "-INF", "INF"}
+FLT_MAX = {"3.40282346638528859812e+38", "0x7f7fffff"}
 
 
 def special_test(ins, preg):
@@ -317,6 +320,13 @@ def special_test(ins, preg):
         if set(mods) & {"EQ", "GT", "GE", "EQU", "GTU", "GEU"}:
             return True
         if set(mods) & {"NE", "LT", "LE", "NEU", "LTU", "LEU"}:
+            return False
+    # |x| > FLT_MAX (detail::is_nonfinite): a magnitude against the largest finite float
+    if ins.base == "FSETP" and len(ops) >= 5 and ops[-1] == "PT" and ops[2].startswith(("|", "-|")) and \
+            ops[3].strip("-") in FLT_MAX:
+        if set(mods) & {"GT", "GE", "GTU", "GEU"}:
+            return True
+        if set(mods) & {"LT", "LE", "LTU", "LEU"}:
             return False
     return None
 
@@ -477,7 +487,8 @@ class Kernel:
 
     def mark_exceptional(self):
         """Edges into the handling of NaN/Inf inputs: the branch tests a value against an Inf/NaN
-        pattern (FSETP.NAN/.NUM, ISETP/FSETP against 0x7f800000, 0x7f80, 0x7c00, 0x7ff00000, +INF)."""
+        pattern (FSETP.NAN/.NUM, ISETP/FSETP against 0x7f800000, 0x7f80, 0x7c00, 0x7ff00000, +INF; |x|
+        against FLT_MAX)."""
         self.avoid = set()
         for n, blk in enumerate(self.blocks):
             last = blk.instrs[-1]
@@ -631,13 +642,14 @@ class Kernel:
         return dist[dst.idx], list(reversed(path))
 
     def cheapest_trip(self, loop, inner):
-        """Cheapest path header -> back branch of loop through every loop in `inner` once."""
+        """Cheapest path header -> back branch of loop through every loop in `inner` once: the inner loops
+        a path can pass, then the Inf/NaN edges avoided where a path through those same loops remains."""
+        chosen = []
+        for il in sorted(inner, key=lambda x: x["start"]):
+            trial = chosen + [il]
+            if self._chain(loop, trial, False)[0] is not None:
+                chosen = trial
         for avoid in (True, False):
-            chosen = []
-            for il in sorted(inner, key=lambda x: x["start"]):
-                trial = chosen + [il]
-                if self._chain(loop, trial, avoid)[0] is not None:
-                    chosen = trial
             cost, path = self._chain(loop, chosen, avoid)
             if cost is not None:
                 return cost, path, chosen, avoid
@@ -747,8 +759,8 @@ def type_bytes(t):
 # loads (the input element size); "per_trip": a fixed number of elements per trip (scalar grid-stride
 # loops that also load per-element parameters, where a byte count would mislead).
 # qnum/gpu/quantize.cuh: job<Sch, In, Out>; In is the input element type (float, qnum::bf16, qnum::fp16).
-# qnum/train/dynamic_scale.cuh: the gradient quantizer's main loops take a chunk of 4 elements a trip
-# (gradient, residual, and the group's multipliers); dequant_kernel one element.
+# qnum/train/dynamic_scale.cuh: the gradient quantizer's vector loops take ds_unroll = 4 chunks of 4 elements a
+# trip (gradient, residual, and the group's multipliers); dequant_kernel's vector loop 4 chunks of 4 codes.
 KNOWN = {
     "rows_kernel": ("bytes", lambda a: type_bytes(a[2])),             # <E, Sch, In, Out>
     "block_kernel": ("bytes", lambda a: type_bytes(a[2])),            # <E, Sch, In, Out>
@@ -756,9 +768,9 @@ KNOWN = {
     "tensor_stats_kernel": ("bytes", lambda a: type_bytes(a[0])),     # <T>
     "dequantize_kernel": ("bytes", lambda a: 1),                      # 1-byte codes
     "dequantize_rows16_kernel": ("per_trip", lambda a: 16),           # one 16-code chunk a trip
-    "ds_scan_kernel": ("per_trip", lambda a: 4),                      # the vector loop: chunks of 4
-    "ds_quantize_kernel": ("per_trip", lambda a: 4),
-    "dequant_kernel": ("per_trip", lambda a: 1),
+    "ds_scan_kernel": ("per_trip", lambda a: 16),                     # the vector loop: 4 chunks of 4
+    "ds_quantize_kernel": ("per_trip", lambda a: 16),
+    "dequant_kernel": ("per_trip", lambda a: 16),
     "copy_kernel": ("bytes", lambda a: 16),                           # uint4
     "flush_kernel": ("bytes", lambda a: 16),
 }
@@ -845,7 +857,7 @@ def counts(k, instrs):
 def choose_loop(loops):
     load_loops = [lo for lo in loops if lo["loads"]]
     if not load_loops:
-        return None, []
+        return None, [], []
 
     def inside(a, b):  # a strictly inside b
         return a is not b and b["start"] <= a["start"] and a["end"] <= b["end"]
@@ -858,9 +870,13 @@ def choose_loop(loops):
         if enclosing:
             chosen = min(enclosing, key=lambda lo: lo["end"] - lo["start"])
         else:
-            chosen = max(innermost, key=lambda lo: (sum(load_bytes(i) for i in lo["loads"]), lo["end"] - lo["start"]))
+            # separate loops (a vector loop and a scalar one, a fast pass and its exact recomputation): analyse()
+            # reports the one whose cheapest trip costs the fewest instructions per element
+            alts = sorted(innermost, key=lambda lo: (sum(load_bytes(i) for i in lo["loads"]), lo["end"] - lo["start"]),
+                          reverse=True)
+            return alts[0], [], alts
     inner = [lo for lo in load_loops if inside(lo, chosen)]
-    return chosen, inner
+    return chosen, inner, []
 
 
 def trip_bytes(instrs):
@@ -871,13 +887,25 @@ def trip_bytes(instrs):
 
 
 def analyse(k, elem_bytes, kind="bytes"):
-    r = {"loop": None}
     loops = k.loops()
+    loop, inner, alts = choose_loop(loops)
+    if loop is None:
+        return {"loop": None, "all_loops": loops, "total_instr": len(k.instrs)}
+    best, best_key = None, None
+    # per_trip kernels: the table's count holds for the loop that loads the most bytes only
+    for lo, inn in ([(a, []) for a in alts] if alts and kind != "per_trip" else [(loop, inner)]):
+        r = analyse_loop(k, loops, lo, inn, elem_bytes, kind)
+        el, cost = r.get("elems"), r.get("path_cost")
+        key = cost.n / el if el and cost is not None else float("inf")
+        if best is None or key < best_key:  # ties: the earlier (more bytes loaded)
+            best, best_key = r, key
+    return best
+
+
+def analyse_loop(k, loops, loop, inner, elem_bytes, kind):
+    r = {"loop": None}
     r["all_loops"] = loops
     r["total_instr"] = len(k.instrs)
-    loop, inner = choose_loop(loops)
-    if loop is None:
-        return r
     r["loop"] = loop
     r["inner"] = inner
     r["loop_instr"] = len(loop["instrs"])

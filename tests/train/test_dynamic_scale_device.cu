@@ -149,6 +149,11 @@ TEST_CASE("fused INT8 gradient pass and its dequantization: host == device over 
     run_steps<float>(cfg, 1, 3 * 4095, 4095);  // groups of 4095: the element-by-element path (no chunks of 4)
     run_steps<float>(cfg, 6, 2048, 512);       // a [rows, cols] gradient: groups along the rows, states [6, 4]
     run_steps<std::uint16_t>(cfg, 3, 4095, 0);  // [rows, cols], one scale
+    // 1000 chunks of 4: threads whose last chunks of a step lie past the end (the partial step), one group and
+    // groups of 400 and 80 (chunk -> group by fast_div)
+    run_steps<float>(cfg, 1, 4000, 0);
+    run_steps<float>(cfg, 5, 800, 400);
+    run_steps<std::uint16_t>(cfg, 1, 4000, 80);
   }
 }
 

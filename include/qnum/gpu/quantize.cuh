@@ -1530,17 +1530,44 @@ __global__ void __launch_bounds__(block_threads) tensor_stats_kernel(const stora
   __shared__ typename block_stats<block_threads>::storage ts;
   const std::int64_t cpr = (cols + V - 1) / V;
   const std::int64_t nch = rows * cpr;
+  const std::int64_t first = blockIdx.x * static_cast<std::int64_t>(block_threads) + threadIdx.x;
+  const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * block_threads;
+  // Rows that are one run of whole aligned chunks: chunk ch starts at element ch * V (no row arithmetic).
+  const bool flat = vec_in && stride == cols && cols % V == 0;
+  // fn(v) for each of this thread's chunks
+  const auto each_chunk = [&](auto&& fn) {
+    float v[V];
+    if (flat) {
+      for (std::int64_t ch = first; ch < nch; ch += step) {
+        load_chunk<In, V>(in + ch * V, V, true, v);
+        fn(v);
+      }
+    } else {
+      for (std::int64_t ch = first; ch < nch; ch += step) {
+        const std::int64_t r = ch / cpr, c = (ch % cpr) * V;
+        const int n = cols - c < V ? static_cast<int>(cols - c) : V;
+        load_chunk<In, V>(in + r * stride + c, n, vec_in, v);
+        fn(v);
+      }
+    }
+  };
+  // The fast statistics (min and max, one instruction an element each; amax from them), recomputed with
+  // accumulate() over the block's chunks where they met an infinite or NaN element: accumulate()'s result.
   group_stats st;
-  float v[V];
-  for (std::int64_t ch = blockIdx.x * static_cast<std::int64_t>(block_threads) + threadIdx.x; ch < nch;
-       ch += static_cast<std::int64_t>(gridDim.x) * block_threads) {
-    const std::int64_t r = ch / cpr, c = (ch % cpr) * V;
-    const int n = cols - c < V ? static_cast<int>(cols - c) : V;
-    load_chunk<In, V>(in + r * stride + c, n, vec_in, v);
+  each_chunk([&](const float (&v)[V]) {
 #pragma unroll
-    for (int i = 0; i < V; ++i) accumulate(st, v[i]);
-  }
+    for (int i = 0; i < V; ++i) qnum::detail::fast_accumulate(st, v[i], true);
+  });
+  qnum::detail::fast_stats_finish(st, true);
   st = block_stats<block_threads>::reduce(ts, st);
+  if (stats_need_exact(st)) {  // block-uniform
+    st = group_stats{};
+    each_chunk([&](const float (&v)[V]) {
+#pragma unroll
+      for (int i = 0; i < V; ++i) accumulate(st, v[i]);
+    });
+    st = block_stats<block_threads>::reduce(ts, st);
+  }
   if (threadIdx.x == 0) {
     atomicMax(stats + 0, qnum::detail::float_to_bits(st.amax));
     atomicMax(stats + 1, qnum::detail::float_to_bits(st.min) & 0x7FFFFFFFu);

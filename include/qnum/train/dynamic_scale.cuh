@@ -26,6 +26,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "qnum/detail/fast_div.hpp"
 #include "qnum/gpu/codec_hw.cuh"
 #include "qnum/gpu/status.cuh"
 #include "qnum/train/dynamic_scale.hpp"
@@ -166,6 +167,25 @@ inline bool vec4_ok(const float* g, const std::int8_t* codes, const Residual* r,
   return gs % 4 == 0 && a(g, 16) && (codes == nullptr || a(codes, 4)) && (r == nullptr || a(r, 4 * sizeof(Residual)));
 }
 
+// The group of chunk c (elements 4c .. 4c + 3, one group: vec4_ok) of a tensor of n elements in groups of gs: 0 for
+// one group, else 4c / gs, as a 32-bit fast_div by gs / 4 where c < 2^31 (n < 2^33), a 64-bit division otherwise.
+struct chunk_groups {
+  std::size_t gs = 1;
+  qnum::detail::fast_div quarter;  // gs / 4 (small)
+  bool one = true, small = false;
+  chunk_groups() = default;
+  chunk_groups(std::size_t n, std::size_t group) : gs(group), one(group == n) {
+    small = !one && n / 4 < (std::size_t{1} << 31) && group / 4 >= 1 && group / 4 < (std::size_t{1} << 31);
+    if (small) quarter = qnum::detail::fast_div(static_cast<std::uint32_t>(group / 4));
+  }
+  __device__ std::size_t of(std::size_t c) const {
+    return one ? 0 : small ? quarter.div(static_cast<std::uint32_t>(c)) : 4 * c / gs;
+  }
+};
+// Chunks a thread handles per step of the vector loops (chunk u of thread t at step base + u * blockDim + t, so a
+// warp's accesses are contiguous): their loads are issued together.
+constexpr unsigned ds_unroll = 4;
+
 // (a template so that the header can define it in every translation unit)
 template <int Unused = 0>
 __global__ void ds_begin_kernel(const dynamic_scale_state* states, std::size_t n_groups,
@@ -187,28 +207,41 @@ __global__ void ds_begin_kernel(const dynamic_scale_state* states, std::size_t n
 }
 
 template <class Residual>
-__global__ void ds_scan_kernel(const float* g, const Residual* r, std::size_t n, std::size_t gs, bool vec,
+__global__ void ds_scan_kernel(const float* g, const Residual* r, std::size_t n, std::size_t gs, bool vec, chunk_groups cg,
                                dynamic_scale_scratch_header* h) {
   if (!h->need_scan) return;  // launch-uniform
   dynamic_scale_group_scratch* grp = groups_of(h);
   group_max acc;
   bool bad = false;
   const std::size_t stride = std::size_t{gridDim.x} * blockDim.x;
-  if (vec) {  // chunks of 4 elements of one group
-    for (std::size_t c = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; c < n / 4; c += stride) {
-      const std::size_t i = 4 * c;
-      const four x = load4(g + i);
-      four rr{{0.0f, 0.0f, 0.0f, 0.0f}};
-      if (r != nullptr) rr = load4(r + i);
-      const std::size_t k = gs == n ? 0 : i / gs;
+  if (vec) {  // chunks of 4 elements of one group, ds_unroll a thread and step; one group-max update a chunk
+    const std::size_t chunks = n / 4;
+    for (std::size_t base = blockIdx.x * std::size_t{blockDim.x} * ds_unroll + threadIdx.x; base < chunks;
+         base += stride * ds_unroll) {
+      four x[ds_unroll], rr[ds_unroll];
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const float y = qnum::detail::add_rn(x.v[e], rr.v[e]);
-        if (qnum::detail::is_nonfinite(y)) {
-          bad = true;
-          continue;
+      for (unsigned u = 0; u < ds_unroll; ++u) {
+        const std::size_t c = base + std::size_t{u} * blockDim.x;
+        x[u] = rr[u] = four{{0.0f, 0.0f, 0.0f, 0.0f}};
+        if (c < chunks) {
+          x[u] = load4(g + 4 * c);
+          if (r != nullptr) rr[u] = load4(r + 4 * c);
         }
-        acc.add(k, qnum::detail::abs_bits(y), grp, true);
+      }
+#pragma unroll
+      for (unsigned u = 0; u < ds_unroll; ++u) {
+        const std::size_t c = base + std::size_t{u} * blockDim.x;
+        if (c >= chunks) break;
+        unsigned chunk_amax = 0u;
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const float y = qnum::detail::add_rn(x[u].v[e], rr[u].v[e]);
+          const bool nonfinite = qnum::detail::is_nonfinite(y);
+          bad = bad || nonfinite;
+          const unsigned a = nonfinite ? 0u : __float_as_uint(qnum::detail::abs_bits(y));  // unsigned max == float max
+          chunk_amax = a > chunk_amax ? a : chunk_amax;
+        }
+        acc.add(cg.of(c), __uint_as_float(chunk_amax), grp, true);
       }
     }
   } else {
@@ -264,7 +297,7 @@ __device__ __forceinline__ int8_element grad_element(float g, float r_old, int8_
 
 template <class Residual, bool Stochastic>
 __global__ void ds_quantize_kernel(const float* g, std::int8_t* codes, Residual* r, std::size_t n, std::size_t gs, bool vec,
-                                   const dynamic_scale_state* states, dynamic_scale_scratch_header* h,
+                                   chunk_groups cg, const dynamic_scale_state* states, dynamic_scale_scratch_header* h,
                                    dynamic_scale_config cfg) {
   const std::size_t stride = std::size_t{gridDim.x} * blockDim.x;
   const std::size_t start = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
@@ -277,27 +310,54 @@ __global__ void ds_quantize_kernel(const float* g, std::int8_t* codes, Residual*
   const std::uint64_t offset = states[0].rng_offset;
   group_max acc;
   bool bad = false;
-  if (vec) {  // chunks of 4 elements of one group: one load of g, of r, one store of codes and of r
-    for (std::size_t c = start; c < n / 4; c += stride) {
-      const std::size_t i = 4 * c;
-      const std::size_t k = gs == n ? 0 : i / gs;
-      const int8_multipliers m{grp[k].inv, grp[k].dq};
-      const four x = load4(g + i);
-      four rr{{0.0f, 0.0f, 0.0f, 0.0f}};
-      if (r != nullptr) rr = load4(r + i);
-      unsigned word = 0u, chunk_amax = 0u;
+  if (vec) {  // chunks of 4 elements of one group, ds_unroll a thread and step: one load of g, of r, one store of
+              // codes and of r a chunk; the group's multipliers read when the group changes
+    const std::size_t chunks = n / 4;
+    int8_multipliers m{0.0f, 0.0f};
+    // One step from chunk `base`; Whole: all ds_unroll chunks lie inside the tensor (no test a chunk).
+    const auto step = [&](std::size_t base, auto whole) {
+      constexpr bool Whole = decltype(whole)::value;
+      four x[ds_unroll], rr[ds_unroll];
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int8_element el = grad_element<Residual, Stochastic>(x.v[e], rr.v[e], m, cfg, offset, i + static_cast<std::size_t>(e));
-        word |= (static_cast<unsigned>(el.code) & 0xFFu) << (8 * e);
-        rr.v[e] = el.residual;
-        bad = bad || !el.finite;
-        const unsigned a = __float_as_uint(el.abs_in);  // non-negative: unsigned max == float max
-        chunk_amax = a > chunk_amax ? a : chunk_amax;
+      for (unsigned u = 0; u < ds_unroll; ++u) {
+        const std::size_t c = base + std::size_t{u} * blockDim.x;
+        rr[u] = four{{0.0f, 0.0f, 0.0f, 0.0f}};
+        if (Whole || c < chunks) {
+          x[u] = load4(g + 4 * c);
+          if (r != nullptr) rr[u] = load4(r + 4 * c);
+        }
       }
-      acc.add(k, __uint_as_float(chunk_amax), grp, false);  // the chunk lies in group k
-      *reinterpret_cast<unsigned*>(codes + i) = word;
-      if (r != nullptr) store4(r + i, rr);
+#pragma unroll
+      for (unsigned u = 0; u < ds_unroll; ++u) {
+        const std::size_t c = base + std::size_t{u} * blockDim.x;
+        if (!Whole && c >= chunks) break;
+        const std::size_t i = 4 * c;
+        const std::size_t k = cg.of(c);
+        if (k != acc.group) {  // the chunk lies in group k: flush the previous group's max, read k's multipliers
+          acc.flush(grp, false);
+          acc.group = k;
+          acc.bits = 0u;
+          m = int8_multipliers{grp[k].inv, grp[k].dq};
+        }
+        unsigned word = 0u;
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int8_element el = grad_element<Residual, Stochastic>(x[u].v[e], rr[u].v[e], m, cfg, offset, i + static_cast<std::size_t>(e));
+          word |= (static_cast<unsigned>(el.code) & 0xFFu) << (8 * e);
+          rr[u].v[e] = el.residual;
+          bad = bad || !el.finite;
+          const unsigned a = __float_as_uint(el.abs_in);  // non-negative: unsigned max == float max
+          acc.bits = a > acc.bits ? a : acc.bits;
+        }
+        *reinterpret_cast<unsigned*>(codes + i) = word;
+        if (r != nullptr) store4(r + i, rr[u]);
+      }
+    };
+    const std::size_t span = std::size_t{blockDim.x} * (ds_unroll - 1);
+    for (std::size_t base = blockIdx.x * std::size_t{blockDim.x} * ds_unroll + threadIdx.x; base < chunks;
+         base += stride * ds_unroll) {
+      if (base + span < chunks) step(base, std::true_type{});
+      else step(base, std::false_type{});
     }
   } else {
     for (std::size_t i = start; i < n; i += stride) {
@@ -361,14 +421,15 @@ status launch_quantize_gradient_int8(matrix_view<const float> g, group_shape gro
   constexpr unsigned threads = 256;
   const bool vec = detail::vec4_ok(g.data, codes.data, r, gs);
   const unsigned gb = detail::grid_for(n_groups, threads, 1u << 20);
-  const unsigned eb = detail::grid_for(vec ? n / 4 : n, threads);
+  const unsigned eb = detail::grid_for(vec ? (n / 4 + detail::ds_unroll - 1) / detail::ds_unroll : n, threads);
+  const detail::chunk_groups cg(n, gs);
   detail::ds_begin_kernel<><<<gb, threads, 0, stream>>>(states.data, n_groups, h, cfg);
-  detail::ds_scan_kernel<Residual><<<eb, threads, 0, stream>>>(g.data, r, n, gs, vec, h);
+  detail::ds_scan_kernel<Residual><<<eb, threads, 0, stream>>>(g.data, r, n, gs, vec, cg, h);
   detail::ds_prepare_kernel<><<<gb, threads, 0, stream>>>(states.data, n_groups, h, cfg);
   if (cfg.round.mode == rounding_mode::stochastic) {
-    detail::ds_quantize_kernel<Residual, true><<<eb, threads, 0, stream>>>(g.data, codes.data, r, n, gs, vec, states.data, h, cfg);
+    detail::ds_quantize_kernel<Residual, true><<<eb, threads, 0, stream>>>(g.data, codes.data, r, n, gs, vec, cg, states.data, h, cfg);
   } else {
-    detail::ds_quantize_kernel<Residual, false><<<eb, threads, 0, stream>>>(g.data, codes.data, r, n, gs, vec, states.data, h, cfg);
+    detail::ds_quantize_kernel<Residual, false><<<eb, threads, 0, stream>>>(g.data, codes.data, r, n, gs, vec, cg, states.data, h, cfg);
   }
   detail::ds_finish_kernel<><<<gb, threads, 0, stream>>>(states.data, n_groups, n, h);
   return from_cuda(cudaGetLastError());
@@ -381,7 +442,7 @@ namespace detail {
 // contiguous. The group's dq is rebuilt only when the group changes.
 // (a template so that the header can define it in every translation unit)
 template <int Unused = 0>
-__global__ void dequant_kernel(const std::int8_t* codes, std::size_t n, std::size_t gs, bool vec,
+__global__ void dequant_kernel(const std::int8_t* codes, std::size_t n, std::size_t gs, bool vec, chunk_groups cg,
                                const dynamic_scale_state* states, void* out, dtype t) {
   std::size_t cur = ~std::size_t{0};
   float dq = 0.0f;
@@ -409,7 +470,7 @@ __global__ void dequant_kernel(const std::int8_t* codes, std::size_t n, std::siz
         const std::size_t c = base + std::size_t{u} * blockDim.x;
         if (c >= chunks) break;
         const std::size_t i = 4 * c;
-        const float d = dq_of(gs == n ? 0 : i / gs);
+        const float d = dq_of(cg.of(c));
         std::uint32_t b[4];
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
@@ -514,7 +575,8 @@ status launch_dequantize_gradient_int8(matrix_view<const std::int8_t> codes, gro
   const dtype t = out.type;
   const auto aligned = [](const void* p, std::uintptr_t b) { return (reinterpret_cast<std::uintptr_t>(p) % b) == 0; };
   const bool vec = gs % 4 == 0 && aligned(codes.data, 4) && aligned(out.data, t == dtype::fp32 ? 16 : 8);
-  detail::dequant_kernel<><<<detail::grid_for(vec ? n / 16 : n, 256), 256, 0, stream>>>(codes.data, n, gs, vec, states.data,
+  detail::dequant_kernel<><<<detail::grid_for(vec ? n / 16 : n, 256), 256, 0, stream>>>(codes.data, n, gs, vec,
+                                                                                        detail::chunk_groups(n, gs), states.data,
                                                                                         out.data, t);
   return from_cuda(cudaGetLastError());
 }

@@ -171,13 +171,17 @@ struct int8_element {
   float abs_in;  // |g'|, 0 when non-finite
   bool finite;
 };
+// Written with selects, no early return (the device predicates it): a non-finite g_in is replaced by +0, whose
+// code is 0 under every multiplier and rounding (0 * inv is 0, or NaN for a NaN inv: code 0 too), so the code,
+// and |g'| = 0, come out of the same arithmetic; the residual is then r_old.
 template <class Round>
 QNUM_HD int8_element quantize_grad_element(float g, float r_old, int8_multipliers m, Round mode) {
   const float x = detail::add_rn(g, r_old);
-  if (detail::is_nonfinite(x)) return {0, r_old, 0.0f, false};
-  const int q = int8_code(x, m.inv, mode);
-  const float r = detail::sub_rn(x, int8_dequant(q, m.dq));
-  return {q, r, detail::abs_bits(x), true};
+  const bool finite = !detail::is_nonfinite(x);
+  const float xf = finite ? x : 0.0f;
+  const int q = int8_code(xf, m.inv, mode);
+  const float r = detail::sub_rn(xf, int8_dequant(q, m.dq));
+  return {q, finite ? r : r_old, detail::abs_bits(xf), finite};
 }
 
 // The random bits for element i of a call whose state has rng_offset `offset`.
