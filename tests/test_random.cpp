@@ -40,3 +40,23 @@ TEST_CASE("random_bits: stream layout and independence of (seed, offset)") {
   CHECK(seen.size() > 4090);
   CHECK(qnum::random_bits(1, 0) != qnum::random_bits(2, 0));
 }
+
+TEST_CASE("random_bits4: the four words of random_bits, one Philox block at aligned offsets") {
+  const std::uint64_t seeds[3] = {0, 0x2200000011ull, 0xFFFFFFFFFFFFFFFFull};
+  const std::uint64_t bases[4] = {0, 12, (1ull << 34) + 4, 0xFFFFFFFFFFFFFFF0ull};
+  for (const std::uint64_t seed : seeds) {
+    for (const std::uint64_t base : bases) {
+      for (std::uint64_t k = 0; k < 8; ++k) {  // aligned (k % 4 == 0) and not
+        const std::uint64_t off = base + k;
+        std::uint32_t w[4];
+        qnum::random_bits4(seed, off, w);
+        for (int e = 0; e < 4; ++e) CHECK(w[e] == qnum::random_bits(seed, off + static_cast<std::uint64_t>(e)));
+      }
+    }
+  }
+  // An aligned call is the block's words in order (a mutation that permutes them fails here).
+  std::uint32_t w[4];
+  qnum::random_bits4(0x2200000011ull, 12, w);
+  const auto r = qnum::philox4x32(3, 0, 0, 0, 0x11, 0x22);
+  for (int i = 0; i < 4; ++i) CHECK(w[i] == r.v[i]);
+}

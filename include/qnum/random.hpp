@@ -5,6 +5,7 @@
 // stream: element `offset` of stream `seed` is word offset%4 of
 // philox4x32({offset/4 low, offset/4 high, 0, 0}, {seed low, seed high}). Any (seed, offset) pair can
 // be evaluated independently, so a kernel thread and a host loop agree without sharing state.
+// random_bits4(seed, offset, out) gives four consecutive elements, from one Philox block when offset % 4 == 0.
 #pragma once
 
 #include <cstdint>
@@ -55,6 +56,19 @@ QNUM_HD std::uint32_t random_bits(std::uint64_t seed, std::uint64_t offset) {
       philox4x32(static_cast<std::uint32_t>(block), static_cast<std::uint32_t>(block >> 32), 0u, 0u,
                  static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32));
   return r.v[offset & 3u];
+}
+// random_bits(seed, offset + e) for e = 0..3: one Philox block where offset % 4 == 0 (its four words, in order),
+// else four. The same bits as four calls of random_bits.
+QNUM_HD void random_bits4(std::uint64_t seed, std::uint64_t offset, std::uint32_t (&out)[4]) {
+  if ((offset & 3u) == 0u) {
+    const std::uint64_t block = offset >> 2;
+    const philox_result r =
+        philox4x32(static_cast<std::uint32_t>(block), static_cast<std::uint32_t>(block >> 32), 0u, 0u,
+                   static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32));
+    for (int e = 0; e < 4; ++e) out[e] = r.v[e];
+  } else {
+    for (int e = 0; e < 4; ++e) out[e] = random_bits(seed, offset + static_cast<std::uint64_t>(e));
+  }
 }
 
 QNUM_END_NAMESPACE

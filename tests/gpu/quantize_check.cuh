@@ -83,7 +83,7 @@ bool same(const std::vector<T>& dev, const std::vector<T>& host) {
 template <class H, class T, class U = float>
 void check_holder(const char* name, const H& h, std::int64_t rows, std::int64_t cols, std::int64_t stride,
                   qnum::group_shape groups, bool scratch = false, qnum::dtype type = qnum::dtype::bf16,
-                  bool nvfp4_outer = false, std::uint32_t special_every = 41) {
+                  bool nvfp4_outer = false, std::uint32_t special_every = 41, bool dense_out = false) {
   using F = typename H::format;
   const qnum::scheme<F> s = h.get();
   CAPTURE(name);
@@ -103,7 +103,7 @@ void check_holder(const char* name, const H& h, std::int64_t rows, std::int64_t 
   REQUIRE(qnum::detail::make_grid(rows, cols, groups, g) == qnum::status::ok);
   const int sb = qnum::dtype_bytes(s.store);
   const bool asym = s.kind == qnum::scheme_kind::asymmetric;
-  const std::int64_t cstride = cols + 3;  // strided codes
+  const std::int64_t cstride = dense_out ? cols : cols + 3;  // strided codes (dense_out: contiguous codes and outputs)
   std::vector<std::uint8_t> hcodes(static_cast<std::size_t>(rows * cstride), 0xAB), dcodes_init = hcodes;
   std::vector<std::uint8_t> hscales(static_cast<std::size_t>(g.nr * g.nc * 4), 0xCD);
   std::vector<std::int32_t> hzeros(static_cast<std::size_t>(g.nr * g.nc), -99);
@@ -132,7 +132,7 @@ void check_holder(const char* name, const H& h, std::int64_t rows, std::int64_t 
 
   // Dequantize (device codes/scales, which equal the host's).
   const qnum::dtype out_type = sizeof(U) == 4 ? qnum::dtype::fp32 : qnum::dtype::bf16;
-  const std::int64_t ostride = cols + 5;
+  const std::int64_t ostride = dense_out ? cols : cols + 5;
   std::vector<U> hout(static_cast<std::size_t>(rows * ostride), U{});
   REQUIRE(qnum::dequantize(s, qnum::view(static_cast<const std::uint8_t*>(hcodes.data()), rows, cols, cstride), groups, hsv,
                            qnum::view(static_cast<const std::int32_t*>(hzeros.data()), g.nr, g.nc),

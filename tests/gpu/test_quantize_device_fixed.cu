@@ -36,14 +36,17 @@ TEST_CASE("fixed_scheme (compile-time fields) == host, every kernel path and ele
                                                                  5000, qnum::per_row());
   check_holder<fixed_scheme<p::te_fp8_current>, float>("te per tensor, two kernels", fixed_scheme<p::te_fp8_current>{}, 33, 1000,
                                                        1003, qnum::per_tensor(), true);
-  // Contiguous rows (the statistics kernel's flat loop): mostly finite (most blocks keep the fast statistics, some
-  // recompute them) and with many specials, fp32 and bf16; rows of 1001 (not whole chunks) take the row loop.
+  // Contiguous rows, inputs and outputs (the flat loops of the statistics and quantize kernels): mostly finite
+  // (most blocks keep the fast statistics, some recompute them) and with many specials, fp32 and bf16; rows of
+  // 1001 (not whole chunks) take the row loops.
   check_holder<fixed_scheme<p::te_fp8_current>, float>("te per tensor, contiguous, mostly finite", fixed_scheme<p::te_fp8_current>{},
-                                                       64, 1000, 1000, qnum::per_tensor(), true, dtype::bf16, false, 65536);
+                                                       64, 1000, 1000, qnum::per_tensor(), true, dtype::bf16, false, 65536, true);
   check_holder<fixed_scheme<p::te_fp8_current>, std::uint16_t>("te per tensor, contiguous bf16", fixed_scheme<p::te_fp8_current>{},
-                                                               33, 1024, 1024, qnum::per_tensor(), true);
+                                                               33, 1024, 1024, qnum::per_tensor(), true, dtype::bf16, false, 41, true);
   check_holder<fixed_scheme<p::te_fp8_current>, float>("te per tensor, rows of 1001", fixed_scheme<p::te_fp8_current>{}, 9, 1001,
-                                                       1001, qnum::per_tensor(), true);
+                                                       1001, qnum::per_tensor(), true, dtype::bf16, false, 41, true);
+  check_holder<fixed_scheme<p::int8_sym>, std::uint16_t>("int8 per tensor, contiguous bf16", fixed_scheme<p::int8_sym>{}, 20, 512,
+                                                         512, qnum::per_tensor(), true, dtype::bf16, false, 41, true);
   // The tile path (group width dividing 32 chunks, whole chunks): tails of groups and of tiles.
   check_holder<fixed_scheme<p::int8_sym>, std::uint16_t>("tile: int8 g32 bf16, tail group", fixed_scheme<p::int8_sym>{}, 5, 136,
                                                           136, qnum::group_size(32));

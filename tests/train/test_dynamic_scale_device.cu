@@ -66,14 +66,17 @@ bool same_states(const std::vector<qnum::dynamic_scale_state>& a, const std::vec
   return true;
 }
 
-// Steps over a [rows, cols] gradient with groups of gs elements along the rows (0: one group for the tensor).
+// Steps over a [rows, cols] gradient with groups of gs elements along the rows (0: one group for the tensor), the
+// states' random-stream offset starting at rng0.
 template <class Residual>
-void run_steps(const qnum::dynamic_scale_config& cfg, std::int64_t rows, std::int64_t cols, std::int64_t gs) {
+void run_steps(const qnum::dynamic_scale_config& cfg, std::int64_t rows, std::int64_t cols, std::int64_t gs,
+               std::uint64_t rng0 = 0) {
   const std::size_t n = static_cast<std::size_t>(rows * cols);
   const qnum::group_shape groups = gs == 0 ? qnum::per_tensor() : qnum::group_size(gs);
   const qnum::extent se = qnum::scale_shape(rows, cols, groups);
   const std::size_t n_groups = static_cast<std::size_t>(se.rows * se.cols);
   std::vector<qnum::dynamic_scale_state> st_h(n_groups);
+  for (auto& st : st_h) st.rng_offset = rng0;
   std::vector<std::int8_t> q_h(n);
   std::vector<Residual> r_h(n, Residual{0});
   auto* st_d = qtest::to_device(st_h);
@@ -154,6 +157,8 @@ TEST_CASE("fused INT8 gradient pass and its dequantization: host == device over 
     run_steps<float>(cfg, 1, 4000, 0);
     run_steps<float>(cfg, 5, 800, 400);
     run_steps<std::uint16_t>(cfg, 1, 4000, 80);
+    // a random-stream offset that is not a multiple of 4 (stochastic: four Philox blocks a chunk, not one)
+    run_steps<float>(cfg, 1, 4000, 0, 3);
   }
 }
 

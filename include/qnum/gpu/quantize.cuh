@@ -1593,9 +1593,21 @@ __global__ void __launch_bounds__(block_threads) tensor_quantize_kernel(const jo
   if (E != emit::fake && blockIdx.x == 0 && threadIdx.x == 0) write_group_params(j, s, 0, 0, p);
   const std::int64_t cpr = (j.cols + V - 1) / V;
   const std::int64_t nch = j.rows * cpr;
+  const std::int64_t first = blockIdx.x * static_cast<std::int64_t>(block_threads) + threadIdx.x;
+  const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * block_threads;
   float v[V];
-  for (std::int64_t ch = blockIdx.x * static_cast<std::int64_t>(block_threads) + threadIdx.x; ch < nch;
-       ch += static_cast<std::int64_t>(gridDim.x) * block_threads) {
+  // Contiguous rows of whole chunks (input and output strides equal to cols): chunk ch is element ch * V of
+  // row 0 as far as every address and element index is concerned, without the 64-bit row division.
+  const bool flat = E != emit::packed && j.cols % V == 0 && j.in_stride == j.cols &&
+                    (E == emit::fake ? j.out_stride : j.codes_stride) == j.cols;
+  if (flat) {
+    for (std::int64_t ch = first; ch < nch; ch += step) {
+      load_chunk<In, V>(j.in + ch * V, V, j.vec_in, v);
+      emit_chunk<E>(j, s, p, 0, ch * V, V, v);
+    }
+    return;
+  }
+  for (std::int64_t ch = first; ch < nch; ch += step) {
     const std::int64_t r = ch / cpr, c = (ch % cpr) * V;
     const int n = j.cols - c < V ? static_cast<int>(j.cols - c) : V;
     load_chunk<In, V>(j.in + r * j.in_stride + c, n, j.vec_in, v);

@@ -340,9 +340,13 @@ __global__ void ds_quantize_kernel(const float* g, std::int8_t* codes, Residual*
           m = int8_multipliers{grp[k].inv, grp[k].dq};
         }
         unsigned word = 0u;
+        [[maybe_unused]] std::uint32_t bits[4] = {0u, 0u, 0u, 0u};  // stochastic: dynamic_scale_random(cfg, offset, i + e)
+        if constexpr (Stochastic) random_bits4(cfg.round.seed, offset + i, bits);
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          const int8_element el = grad_element<Residual, Stochastic>(x[u].v[e], rr[u].v[e], m, cfg, offset, i + static_cast<std::size_t>(e));
+          int8_element el;
+          if constexpr (Stochastic) el = quantize_grad_element(x[u].v[e], rr[u].v[e], m, stochastic(bits[e]));
+          else el = quantize_grad_element(x[u].v[e], rr[u].v[e], m, rne);
           word |= (static_cast<unsigned>(el.code) & 0xFFu) << (8 * e);
           rr[u].v[e] = el.residual;
           bad = bad || !el.finite;
