@@ -49,22 +49,23 @@ QNUM_HD philox_result philox4x32(std::uint32_t c0, std::uint32_t c1, std::uint32
   return philox_result{{c0, c1, c2, c3}};
 }
 
+namespace detail {
+// Block `block` of the stream `seed`: elements 4 * block .. 4 * block + 3 (see the file comment).
+QNUM_HD philox_result random_block(std::uint64_t seed, std::uint64_t block) {
+  return philox4x32(static_cast<std::uint32_t>(block), static_cast<std::uint32_t>(block >> 32), 0u, 0u,
+                    static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32));
+}
+}  // namespace detail
+
 // 32 random bits for element `offset` of the stream `seed` (see the file comment).
 QNUM_HD std::uint32_t random_bits(std::uint64_t seed, std::uint64_t offset) {
-  const std::uint64_t block = offset >> 2;
-  const philox_result r =
-      philox4x32(static_cast<std::uint32_t>(block), static_cast<std::uint32_t>(block >> 32), 0u, 0u,
-                 static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32));
-  return r.v[offset & 3u];
+  return detail::random_block(seed, offset >> 2).v[offset & 3u];
 }
 // random_bits(seed, offset + e) for e = 0..3: one Philox block where offset % 4 == 0 (its four words, in order),
 // else four. The same bits as four calls of random_bits.
 QNUM_HD void random_bits4(std::uint64_t seed, std::uint64_t offset, std::uint32_t (&out)[4]) {
   if ((offset & 3u) == 0u) {
-    const std::uint64_t block = offset >> 2;
-    const philox_result r =
-        philox4x32(static_cast<std::uint32_t>(block), static_cast<std::uint32_t>(block >> 32), 0u, 0u,
-                   static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32));
+    const philox_result r = detail::random_block(seed, offset >> 2);
     for (int e = 0; e < 4; ++e) out[e] = r.v[e];
   } else {
     for (int e = 0; e < 4; ++e) out[e] = random_bits(seed, offset + static_cast<std::uint64_t>(e));

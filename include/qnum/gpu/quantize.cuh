@@ -1520,6 +1520,26 @@ __global__ void __launch_bounds__(block_threads) block_kernel(const job<Sch, In,
   }
 }
 
+// fn(r, c, n) for each chunk of V elements (row r, column c, n <= V elements) of a rows x cols tensor that this
+// thread takes in the per-tensor kernels' grid-stride loop. flat: contiguous rows of whole chunks (every stride the
+// caller uses equals cols, cols % V == 0): chunk ch is (0, ch * V), the same address and element index, without
+// the 64-bit row division.
+template <int V, class Fn>
+__device__ __forceinline__ void for_each_tensor_chunk(std::int64_t rows, std::int64_t cols, bool flat, Fn&& fn) {
+  const std::int64_t cpr = (cols + V - 1) / V;
+  const std::int64_t nch = rows * cpr;
+  const std::int64_t first = blockIdx.x * static_cast<std::int64_t>(block_threads) + threadIdx.x;
+  const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * block_threads;
+  if (flat) {
+    for (std::int64_t ch = first; ch < nch; ch += step) fn(std::int64_t{0}, ch * V, V);
+    return;
+  }
+  for (std::int64_t ch = first; ch < nch; ch += step) {
+    const std::int64_t r = ch / cpr, c = (ch % cpr) * V;
+    fn(r, c, cols - c < V ? static_cast<int>(cols - c) : V);
+  }
+}
+
 // Per-tensor statistics into stats[0..3) = bits of amax, |min|, max (non-negative floats: unsigned max
 // is float max). stats must be zeroed first.
 template <class In>
@@ -1528,28 +1548,15 @@ __global__ void __launch_bounds__(block_threads) tensor_stats_kernel(const stora
                                                                      std::uint32_t* stats) {
   constexpr int V = vec<In>::size;
   __shared__ typename block_stats<block_threads>::storage ts;
-  const std::int64_t cpr = (cols + V - 1) / V;
-  const std::int64_t nch = rows * cpr;
-  const std::int64_t first = blockIdx.x * static_cast<std::int64_t>(block_threads) + threadIdx.x;
-  const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * block_threads;
-  // Rows that are one run of whole aligned chunks: chunk ch starts at element ch * V (no row arithmetic).
+  // Contiguous rows of whole aligned chunks: the flat loop.
   const bool flat = vec_in && stride == cols && cols % V == 0;
   // fn(v) for each of this thread's chunks
   const auto each_chunk = [&](auto&& fn) {
     float v[V];
-    if (flat) {
-      for (std::int64_t ch = first; ch < nch; ch += step) {
-        load_chunk<In, V>(in + ch * V, V, true, v);
-        fn(v);
-      }
-    } else {
-      for (std::int64_t ch = first; ch < nch; ch += step) {
-        const std::int64_t r = ch / cpr, c = (ch % cpr) * V;
-        const int n = cols - c < V ? static_cast<int>(cols - c) : V;
-        load_chunk<In, V>(in + r * stride + c, n, vec_in, v);
-        fn(v);
-      }
-    }
+    for_each_tensor_chunk<V>(rows, cols, flat, [&](std::int64_t r, std::int64_t c, int n) {
+      load_chunk<In, V>(in + r * stride + c, n, vec_in, v);
+      fn(v);
+    });
   };
   // The fast statistics (min and max, one instruction an element each; amax from them), recomputed with
   // accumulate() over the block's chunks where they met an infinite or NaN element: accumulate()'s result.
@@ -1591,28 +1598,14 @@ __global__ void __launch_bounds__(block_threads) tensor_quantize_kernel(const jo
   const group_stats st = stats_from_bits(j.tensor_stats);
   const group_params p = job_params(j, s, st);
   if (E != emit::fake && blockIdx.x == 0 && threadIdx.x == 0) write_group_params(j, s, 0, 0, p);
-  const std::int64_t cpr = (j.cols + V - 1) / V;
-  const std::int64_t nch = j.rows * cpr;
-  const std::int64_t first = blockIdx.x * static_cast<std::int64_t>(block_threads) + threadIdx.x;
-  const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * block_threads;
   float v[V];
-  // Contiguous rows of whole chunks (input and output strides equal to cols): chunk ch is element ch * V of
-  // row 0 as far as every address and element index is concerned, without the 64-bit row division.
+  // Contiguous rows of whole chunks: the input and the codes (or the fake-quantized output) with strides cols.
   const bool flat = E != emit::packed && j.cols % V == 0 && j.in_stride == j.cols &&
                     (E == emit::fake ? j.out_stride : j.codes_stride) == j.cols;
-  if (flat) {
-    for (std::int64_t ch = first; ch < nch; ch += step) {
-      load_chunk<In, V>(j.in + ch * V, V, j.vec_in, v);
-      emit_chunk<E>(j, s, p, 0, ch * V, V, v);
-    }
-    return;
-  }
-  for (std::int64_t ch = first; ch < nch; ch += step) {
-    const std::int64_t r = ch / cpr, c = (ch % cpr) * V;
-    const int n = j.cols - c < V ? static_cast<int>(j.cols - c) : V;
+  for_each_tensor_chunk<V>(j.rows, j.cols, flat, [&](std::int64_t r, std::int64_t c, int n) {
     load_chunk<In, V>(j.in + r * j.in_stride + c, n, j.vec_in, v);
     emit_chunk<E>(j, s, p, r, c, n, v);
-  }
+  });
 }
 
 // Everything the dequantize kernel needs (by value).

@@ -73,14 +73,18 @@ inline __device__ bool first_step(const dynamic_scale_state* states) {
 struct group_max {
   std::size_t group = ~std::size_t{0};
   unsigned bits = 0;
+  // Make g the running group (flushing the previous one's max); true when it changed.
+  __device__ bool enter(std::size_t g, dynamic_scale_group_scratch* gs, bool scan) {
+    if (g == group) return false;
+    flush(gs, scan);
+    group = g;
+    bits = 0;
+    return true;
+  }
+  __device__ void add_bits(unsigned b) { bits = b > bits ? b : bits; }  // b: bits of a non-negative float
   __device__ void add(std::size_t g, float a, dynamic_scale_group_scratch* gs, bool scan) {
-    if (g != group) {
-      flush(gs, scan);
-      group = g;
-      bits = 0;
-    }
-    const unsigned b = __float_as_uint(a);
-    bits = b > bits ? b : bits;
+    enter(g, gs, scan);
+    add_bits(__float_as_uint(a));
   }
   __device__ void flush(dynamic_scale_group_scratch* gs, bool scan) {
     if (group != ~std::size_t{0} && bits != 0) atomicMax(scan ? &gs[group].scan_amax_bits : &gs[group].amax_bits, bits);
@@ -185,6 +189,21 @@ struct chunk_groups {
 // Chunks a thread handles per step of the vector loops (chunk u of thread t at step base + u * blockDim + t, so a
 // warp's accesses are contiguous): their loads are issued together.
 constexpr unsigned ds_unroll = 4;
+// One step's loads of the vector loops: chunk u (at base + u * blockDim) of g into x[u] and of r into rr[u] (zeros
+// without a residual); Whole: every chunk of the step lies below `chunks`, else those past it are not loaded.
+template <bool Whole, class Residual>
+__device__ __forceinline__ void load_step(const float* g, const Residual* r, std::size_t base, std::size_t chunks,
+                                          four (&x)[ds_unroll], four (&rr)[ds_unroll]) {
+#pragma unroll
+  for (unsigned u = 0; u < ds_unroll; ++u) {
+    const std::size_t c = base + std::size_t{u} * blockDim.x;
+    rr[u] = four{{0.0f, 0.0f, 0.0f, 0.0f}};
+    if (Whole || c < chunks) {
+      x[u] = load4(g + 4 * c);
+      if (r != nullptr) rr[u] = load4(r + 4 * c);
+    }
+  }
+}
 
 // (a template so that the header can define it in every translation unit)
 template <int Unused = 0>
@@ -219,15 +238,7 @@ __global__ void ds_scan_kernel(const float* g, const Residual* r, std::size_t n,
     for (std::size_t base = blockIdx.x * std::size_t{blockDim.x} * ds_unroll + threadIdx.x; base < chunks;
          base += stride * ds_unroll) {
       four x[ds_unroll], rr[ds_unroll];
-#pragma unroll
-      for (unsigned u = 0; u < ds_unroll; ++u) {
-        const std::size_t c = base + std::size_t{u} * blockDim.x;
-        x[u] = rr[u] = four{{0.0f, 0.0f, 0.0f, 0.0f}};
-        if (c < chunks) {
-          x[u] = load4(g + 4 * c);
-          if (r != nullptr) rr[u] = load4(r + 4 * c);
-        }
-      }
+      load_step<false>(g, r, base, chunks, x, rr);
 #pragma unroll
       for (unsigned u = 0; u < ds_unroll; ++u) {
         const std::size_t c = base + std::size_t{u} * blockDim.x;
@@ -318,30 +329,17 @@ __global__ void ds_quantize_kernel(const float* g, std::int8_t* codes, Residual*
     const auto step = [&](std::size_t base, auto whole) {
       constexpr bool Whole = decltype(whole)::value;
       four x[ds_unroll], rr[ds_unroll];
-#pragma unroll
-      for (unsigned u = 0; u < ds_unroll; ++u) {
-        const std::size_t c = base + std::size_t{u} * blockDim.x;
-        rr[u] = four{{0.0f, 0.0f, 0.0f, 0.0f}};
-        if (Whole || c < chunks) {
-          x[u] = load4(g + 4 * c);
-          if (r != nullptr) rr[u] = load4(r + 4 * c);
-        }
-      }
+      load_step<Whole>(g, r, base, chunks, x, rr);
 #pragma unroll
       for (unsigned u = 0; u < ds_unroll; ++u) {
         const std::size_t c = base + std::size_t{u} * blockDim.x;
         if (!Whole && c >= chunks) break;
         const std::size_t i = 4 * c;
         const std::size_t k = cg.of(c);
-        if (k != acc.group) {  // the chunk lies in group k: flush the previous group's max, read k's multipliers
-          acc.flush(grp, false);
-          acc.group = k;
-          acc.bits = 0u;
-          m = int8_multipliers{grp[k].inv, grp[k].dq};
-        }
+        if (acc.enter(k, grp, false)) m = int8_multipliers{grp[k].inv, grp[k].dq};  // the chunk lies in group k
         unsigned word = 0u;
         [[maybe_unused]] std::uint32_t bits[4] = {0u, 0u, 0u, 0u};  // stochastic: dynamic_scale_random(cfg, offset, i + e)
-        if constexpr (Stochastic) random_bits4(cfg.round.seed, offset + i, bits);
+        if constexpr (Stochastic) dynamic_scale_random4(cfg, offset, i, bits);
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           int8_element el;
@@ -351,7 +349,7 @@ __global__ void ds_quantize_kernel(const float* g, std::int8_t* codes, Residual*
           rr[u].v[e] = el.residual;
           bad = bad || !el.finite;
           const unsigned a = __float_as_uint(el.abs_in);  // non-negative: unsigned max == float max
-          acc.bits = a > acc.bits ? a : acc.bits;
+          acc.add_bits(a);
         }
         *reinterpret_cast<unsigned*>(codes + i) = word;
         if (r != nullptr) store4(r + i, rr[u]);

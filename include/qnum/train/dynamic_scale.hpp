@@ -188,6 +188,10 @@ QNUM_HD int8_element quantize_grad_element(float g, float r_old, int8_multiplier
 QNUM_HD std::uint32_t dynamic_scale_random(const dynamic_scale_config& c, std::uint64_t offset, std::size_t i) {
   return random_bits(c.round.seed, offset + i);
 }
+// The same for elements i .. i + 3 (one Philox block where offset + i is a multiple of 4).
+QNUM_HD void dynamic_scale_random4(const dynamic_scale_config& c, std::uint64_t offset, std::size_t i, std::uint32_t (&out)[4]) {
+  random_bits4(c.round.seed, offset + i, out);
+}
 // Element i of a call under cfg's rounding: nearest-even, or stochastic with element i's random bits.
 QNUM_HD int8_element quantize_grad_element_at(float g, float r_old, int8_multipliers m, const dynamic_scale_config& cfg,
                                               std::uint64_t offset, std::size_t i) {
