@@ -106,6 +106,16 @@ tests_stage() {  # label dir "-x NAME ..." [meson options...]
 
 # The QNUM_HOST_SIMD_TARGETS mask of this machine's best host SIMD target (tools/simd-best.sh).
 simd_mask=$(bash tools/simd-best.sh)
+# test_host_simd's lanes (-Dtest_simd_lanes): on an x86-64 machine with AVX-512 the main build compiles the AVX-512
+# lanes into it and the ASan build the SSE2 lanes (test_host_simd_avx2 has the AVX2 ones): each target compiled once
+# a run, and the SSE2 lanes under the sanitizers (the other ASan tests run the AVX-512 ones). Elsewhere
+# tests/meson.build's rule (an AVX2 machine: SSE2 in the main build, AVX2 in test_host_simd_avx2 and under ASan).
+main_lanes=()
+asan_lanes=()
+if [ "$(uname -m)" = x86_64 ] && [ "$simd_mask" = 4 ]; then
+  main_lanes=(-Dtest_simd_lanes=4)
+  asan_lanes=(-Dtest_simd_lanes=1)
+fi
 # The fuzz corpus replays (unit tests of the normal and ASan builds) only where stage 4 does not run: libFuzzer runs
 # every committed input through the same property checks under ASan + UBSan there before it fuzzes.
 replay=true
@@ -115,7 +125,7 @@ replay=true
 # programs that run only this machine's best host SIMD target compile only its lanes (-Dtest_simd_targets);
 # those that compare targets (test_host_simd, test_pack, ..., the exhaustive sweep) compile every one.
 if timed "main: configure" setup "$builddir" -Dgpu_arch="$arch" -Ddevice_opt="$device_opt" -Dtest_simd_targets="$simd_mask" \
-      -Dfuzz_replay=$replay &&
+      "${main_lanes[@]}" -Dfuzz_replay=$replay &&
    timed "main: build" ninja -C "$builddir"; then
   timed "main: test" meson test -C "$builddir" --print-errorlogs --num-processes 2 "$@" || status=1
   logs+=("$builddir/meson-logs/testlog.json")
@@ -142,7 +152,8 @@ fi
 # 2.5 times as long at -O1 (and -O3 three times -O1), while -O0 made the run 3.5 times slower. Only the
 # machine's best host SIMD target is compiled in (QNUM_HOST_SIMD_TARGETS, host/simd.hpp;
 # tools/simd-best.sh): the other targets' lanes are the same code at another width, run (unsanitized) in
-# stage 1, and each target compiled in costs compile time in every test that quantizes. Only the tests'
+# stage 1, and each target compiled in costs compile time in every test that quantizes (test_host_simd takes the
+# SSE2 lanes instead where the machine has AVX-512: asan_lanes above). Only the tests'
 # targets are built (the header checks compile in stage 1), less test_host_simd_avx2: with one target it
 # would repeat test_host_simd with the generic loops built with -mavx2 -mfma, a numerical check of stage 1
 # (and, as in stage 1, the fuzz corpus replays only where stage 4 does not run).
@@ -151,7 +162,7 @@ if [[ $skip != *" asan "* ]]; then
   export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
   tests_stage asan "$builddir-asan" "-x test_host_simd_avx2" -Db_sanitize=address,undefined -Db_lundef=false \
     -Dcpp_args="-fno-sanitize-recover=all -DQNUM_HOST_SIMD_TARGETS=$simd_mask" -Doptimization=g -Dexhaustive=false \
-    -Dcuda=disabled -Dbenchmarks=disabled -Dfuzz_replay=$replay
+    -Dcuda=disabled -Dbenchmarks=disabled -Dfuzz_replay=$replay "${asan_lanes[@]}"
 fi
 
 # 5. Packaging (install to a temporary prefix, then build the four consumer projects) runs in the

@@ -1444,6 +1444,31 @@ __device__ __forceinline__ int block_slot(const job<Sch, In, Out>& j, const grou
   return b.c1 - c < V ? static_cast<int>(b.c1 - c) : V;
 }
 
+// The statistics of the chunks a block's threads visit, the same in every thread (for_chunks(fn) calls fn(v) for
+// each of this thread's chunks of V values; every thread of the block calls this): the fast statistics
+// (detail::fast_accumulate, min and max only where min_max), block-reduced, and where they met an infinite (or,
+// with min_max, NaN) element, accumulate() over the same chunks again: accumulate()'s result over them all.
+template <int V, class ForChunks>
+__device__ __forceinline__ group_stats block_chunk_stats(typename block_stats<block_threads>::storage& ts, bool min_max,
+                                                         ForChunks&& for_chunks) {
+  group_stats st;
+  for_chunks([&](const float (&v)[V]) {
+#pragma unroll
+    for (int i = 0; i < V; ++i) qnum::detail::fast_accumulate(st, v[i], min_max);
+  });
+  qnum::detail::fast_stats_finish(st, min_max);
+  st = block_stats<block_threads>::reduce(ts, st);
+  if (stats_need_exact(st)) {  // block-uniform: recompute, ignoring the infinite and NaN elements
+    st = group_stats{};
+    for_chunks([&](const float (&v)[V]) {
+#pragma unroll
+      for (int i = 0; i < V; ++i) accumulate(st, v[i]);
+    });
+    st = block_stats<block_threads>::reduce(ts, st);
+  }
+  return st;
+}
+
 // A group of up to block_threads * 64 elements in registers, one block per group: one read. Launched for
 // fixed schemes with fp32 input and groups of more than half that (launch_block): measured on an H100,
 // 128x128 fp32 blocks went from 52% to 94% of copy this way, while bf16 blocks and rows of 8192 were slower
@@ -1489,25 +1514,15 @@ __global__ void __launch_bounds__(block_threads) block_kernel(const job<Sch, In,
   __shared__ typename block_stats<block_threads>::storage ts;
   for (std::uint32_t g = blockIdx.x; g < j.groups; g += gridDim.x) {
     const group_box b = box_of(j, g);
-    group_stats st;
     float v[V];
-    for (std::uint32_t ch = threadIdx.x; ch < b.nch; ch += block_threads) {
-      std::int64_t r, c;
-      const int n = block_slot<V>(j, b, ch, r, c);
-      load_chunk<In, V>(j.in + r * j.in_stride + c, n, j.vec_in, v);
-      st = qnum::detail::fast_merge(st, fragment_stats(s, v), needs_min_max(s));
-    }
-    st = block_stats<block_threads>::reduce(ts, st);
-    if (stats_need_exact(st)) {  // block-uniform: an infinite element, recompute ignoring it
-      st = group_stats{};
+    const group_stats st = block_chunk_stats<V>(ts, needs_min_max(s), [&](auto&& fn) {
       for (std::uint32_t ch = threadIdx.x; ch < b.nch; ch += block_threads) {
         std::int64_t r, c;
         const int n = block_slot<V>(j, b, ch, r, c);
         load_chunk<In, V>(j.in + r * j.in_stride + c, n, j.vec_in, v);
-        st = merge(st, fragment_stats_exact(v));
+        fn(v);
       }
-      st = block_stats<block_threads>::reduce(ts, st);
-    }
+    });
     const group_params p = job_params(j, s, st);
     if (E != emit::fake && threadIdx.x == 0) write_group_params(j, s, b.bi, b.bj, p);
     for (std::uint32_t ch = threadIdx.x; ch < b.nch; ch += block_threads) {
@@ -1550,31 +1565,15 @@ __global__ void __launch_bounds__(block_threads) tensor_stats_kernel(const stora
   __shared__ typename block_stats<block_threads>::storage ts;
   // Contiguous rows of whole aligned chunks: the flat loop.
   const bool flat = vec_in && stride == cols && cols % V == 0;
-  // fn(v) for each of this thread's chunks
-  const auto each_chunk = [&](auto&& fn) {
+  // Min and max (one instruction an element each; amax from them), recomputed only where the block met an
+  // infinite or NaN element.
+  const group_stats st = block_chunk_stats<V>(ts, true, [&](auto&& fn) {
     float v[V];
     for_each_tensor_chunk<V>(rows, cols, flat, [&](std::int64_t r, std::int64_t c, int n) {
       load_chunk<In, V>(in + r * stride + c, n, vec_in, v);
       fn(v);
     });
-  };
-  // The fast statistics (min and max, one instruction an element each; amax from them), recomputed with
-  // accumulate() over the block's chunks where they met an infinite or NaN element: accumulate()'s result.
-  group_stats st;
-  each_chunk([&](const float (&v)[V]) {
-#pragma unroll
-    for (int i = 0; i < V; ++i) qnum::detail::fast_accumulate(st, v[i], true);
   });
-  qnum::detail::fast_stats_finish(st, true);
-  st = block_stats<block_threads>::reduce(ts, st);
-  if (stats_need_exact(st)) {  // block-uniform
-    st = group_stats{};
-    each_chunk([&](const float (&v)[V]) {
-#pragma unroll
-      for (int i = 0; i < V; ++i) accumulate(st, v[i]);
-    });
-    st = block_stats<block_threads>::reduce(ts, st);
-  }
   if (threadIdx.x == 0) {
     atomicMax(stats + 0, qnum::detail::float_to_bits(st.amax));
     atomicMax(stats + 1, qnum::detail::float_to_bits(st.min) & 0x7FFFFFFFu);

@@ -25,6 +25,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "qnum/detail/fast_div.hpp"
 #include "qnum/gpu/codec_hw.cuh"
@@ -439,58 +440,93 @@ status launch_quantize_gradient_int8(matrix_view<const float> g, group_shape gro
 
 namespace detail {
 
+// The outputs of a chunk of four codes (the bytes of w, element 0 lowest) with the group's dq, at element i of out:
+// dequant_store_bits's bits. Finite: dq is finite (the rule), so q * dq is never NaN: fp32 takes the products as they
+// are and the 16-bit formats convert them in pairs (cvt.rn.bf16x2 / f16x2: RNE, overflow to Inf, the same bits for
+// non-NaN values). Otherwise (a scale of +Inf in the state) dequant_store_bits, whose NaN (0 * Inf) is canonical.
+template <dtype T, bool Finite>
+__device__ __forceinline__ void dequant_store4(void* out, std::size_t i, unsigned w, float dq) {
+  float v[4];
+#pragma unroll
+  for (int e = 0; e < 4; ++e) v[e] = int8_dequant(static_cast<std::int8_t>(w >> (8 * e)), dq);
+  std::uint32_t b[4];
+  if (!Finite) {
+#pragma unroll
+    for (int e = 0; e < 4; ++e) b[e] = dequant_store_bits(v[e], T);
+  }
+  if (T == dtype::fp32) {
+    *reinterpret_cast<::uint4*>(static_cast<std::uint32_t*>(out) + i) =
+        Finite ? make_uint4(__float_as_uint(v[0]), __float_as_uint(v[1]), __float_as_uint(v[2]), __float_as_uint(v[3]))
+               : make_uint4(b[0], b[1], b[2], b[3]);
+  } else if (!Finite) {
+    *reinterpret_cast<uint2*>(static_cast<std::uint16_t*>(out) + i) = make_uint2(b[0] | (b[1] << 16), b[2] | (b[3] << 16));
+  } else {
+    *reinterpret_cast<uint2*>(static_cast<std::uint16_t*>(out) + i) =
+        T == dtype::bf16 ? make_uint2(bf16x2_bits_rn(v[0], v[1]), bf16x2_bits_rn(v[2], v[3]))
+                         : make_uint2(fp16x2_bits_rn(v[0], v[1]), fp16x2_bits_rn(v[2], v[3]));
+  }
+}
+
 // Chunks of 4 codes (one 4-byte load, one 16- or 8-byte store) when vec (group size % 4 == 0, aligned pointers),
 // 4 chunks per thread and step, chunk u of thread t at (step base + u * blockDim + t): every warp access is
-// contiguous. The group's dq is rebuilt only when the group changes.
-// (a template so that the header can define it in every translation unit)
-template <int Unused = 0>
+// contiguous; a step whose chunks all lie inside the tensor takes them without a test each. The group's dq (and
+// whether it is finite) is rebuilt only when the group changes. T: the output format, fixed by the launcher.
+template <dtype T>
 __global__ void dequant_kernel(const std::int8_t* codes, std::size_t n, std::size_t gs, bool vec, chunk_groups cg,
-                               const dynamic_scale_state* states, void* out, dtype t) {
+                               const dynamic_scale_state* states, void* out) {
   std::size_t cur = ~std::size_t{0};
   float dq = 0.0f;
+  bool finite = true;
   const auto dq_of = [&](std::size_t k) {
     if (k != cur) {
       cur = k;
       const float s = states[k].scale > 0.0f ? states[k].scale : 0.0f;
       dq = s > 0.0f ? int8_multipliers_for(s).dq : 0.0f;
+      finite = dq <= qnum::detail::flt_max;
     }
     return dq;
   };
   if (vec) {
     constexpr unsigned U = 4;
     const std::size_t chunks = n / 4;
-    for (std::size_t base = blockIdx.x * std::size_t{blockDim.x} * U + threadIdx.x; base < chunks;
-         base += std::size_t{gridDim.x} * blockDim.x * U) {
+    const auto step = [&](std::size_t base, auto whole) {
       unsigned w[U];
 #pragma unroll
       for (unsigned u = 0; u < U; ++u) {
         const std::size_t c = base + std::size_t{u} * blockDim.x;
-        w[u] = c < chunks ? *reinterpret_cast<const unsigned*>(codes + 4 * c) : 0u;
+        w[u] = decltype(whole)::value || c < chunks ? *reinterpret_cast<const unsigned*>(codes + 4 * c) : 0u;
       }
+      // the chunks' dq first: one test of the step for a non-finite one
+      float d[U];
+      bool all_finite = true;
 #pragma unroll
       for (unsigned u = 0; u < U; ++u) {
         const std::size_t c = base + std::size_t{u} * blockDim.x;
-        if (c >= chunks) break;
-        const std::size_t i = 4 * c;
-        const float d = dq_of(cg.of(c));
-        std::uint32_t b[4];
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          b[e] = dequant_store_bits(int8_dequant(static_cast<std::int8_t>(w[u] >> (8 * e)), d), t);
-        }
-        if (t == dtype::fp32) {
-          *reinterpret_cast<::uint4*>(static_cast<std::uint32_t*>(out) + i) = make_uint4(b[0], b[1], b[2], b[3]);
-        } else {
-          *reinterpret_cast<uint2*>(static_cast<std::uint16_t*>(out) + i) = make_uint2(b[0] | (b[1] << 16), b[2] | (b[3] << 16));
-        }
+        d[u] = decltype(whole)::value || c < chunks ? dq_of(cg.of(c)) : 0.0f;
+        all_finite = all_finite && finite;
       }
+      const auto store = [&](auto fin) {
+#pragma unroll
+        for (unsigned u = 0; u < U; ++u) {
+          const std::size_t c = base + std::size_t{u} * blockDim.x;
+          if (!decltype(whole)::value && c >= chunks) break;
+          dequant_store4<T, decltype(fin)::value>(out, 4 * c, w[u], d[u]);
+        }
+      };
+      if (all_finite) store(std::true_type{});
+      else store(std::false_type{});
+    };
+    for (std::size_t base = blockIdx.x * std::size_t{blockDim.x} * U + threadIdx.x; base < chunks;
+         base += std::size_t{gridDim.x} * blockDim.x * U) {
+      if (base + std::size_t{U - 1} * blockDim.x < chunks) step(base, std::true_type{});
+      else step(base, std::false_type{});
     }
     return;
   }
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
        i += std::size_t{gridDim.x} * blockDim.x) {
-    const std::uint32_t b = dequant_store_bits(int8_dequant(codes[i], dq_of(i / gs)), t);
-    if (t == dtype::fp32) {
+    const std::uint32_t b = dequant_store_bits(int8_dequant(codes[i], dq_of(i / gs)), T);
+    if (T == dtype::fp32) {
       static_cast<std::uint32_t*>(out)[i] = b;
     } else {
       static_cast<std::uint16_t*>(out)[i] = static_cast<std::uint16_t>(b);
@@ -577,9 +613,11 @@ status launch_dequantize_gradient_int8(matrix_view<const std::int8_t> codes, gro
   const dtype t = out.type;
   const auto aligned = [](const void* p, std::uintptr_t b) { return (reinterpret_cast<std::uintptr_t>(p) % b) == 0; };
   const bool vec = gs % 4 == 0 && aligned(codes.data, 4) && aligned(out.data, t == dtype::fp32 ? 16 : 8);
-  detail::dequant_kernel<><<<detail::grid_for(vec ? n / 16 : n, 256), 256, 0, stream>>>(codes.data, n, gs, vec,
-                                                                                        detail::chunk_groups(n, gs), states.data,
-                                                                                        out.data, t);
+  const unsigned blocks = detail::grid_for(vec ? n / 16 : n, 256);
+  const detail::chunk_groups cg(n, gs);
+  if (t == dtype::fp32) detail::dequant_kernel<dtype::fp32><<<blocks, 256, 0, stream>>>(codes.data, n, gs, vec, cg, states.data, out.data);
+  else if (t == dtype::bf16) detail::dequant_kernel<dtype::bf16><<<blocks, 256, 0, stream>>>(codes.data, n, gs, vec, cg, states.data, out.data);
+  else detail::dequant_kernel<dtype::fp16><<<blocks, 256, 0, stream>>>(codes.data, n, gs, vec, cg, states.data, out.data);
   return from_cuda(cudaGetLastError());
 }
 
