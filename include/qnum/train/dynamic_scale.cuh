@@ -341,16 +341,35 @@ __global__ void ds_quantize_kernel(const float* g, std::int8_t* codes, Residual*
         unsigned word = 0u;
         [[maybe_unused]] std::uint32_t bits[4] = {0u, 0u, 0u, 0u};  // stochastic: dynamic_scale_random(cfg, offset, i + e)
         if constexpr (Stochastic) dynamic_scale_random4(cfg, offset, i, bits);
+        // g' = g + r_old, and the largest |g'| bits of the chunk: at least 0x7F800000 exactly when a g' is Inf or NaN
+        float xg[4];
+        unsigned top = 0u;
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          int8_element el;
-          if constexpr (Stochastic) el = quantize_grad_element(x[u].v[e], rr[u].v[e], m, stochastic(bits[e]));
-          else el = quantize_grad_element(x[u].v[e], rr[u].v[e], m, rne);
-          word |= (static_cast<unsigned>(el.code) & 0xFFu) << (8 * e);
-          rr[u].v[e] = el.residual;
-          bad = bad || !el.finite;
-          const unsigned a = __float_as_uint(el.abs_in);  // non-negative: unsigned max == float max
-          acc.add_bits(a);
+          xg[e] = qnum::detail::add_rn(x[u].v[e], rr[u].v[e]);
+          top = max(top, __float_as_uint(xg[e]) & 0x7FFFFFFFu);
+        }
+        if (top < 0x7F800000u) {  // every g' finite (the rule): quantize_grad_finite, one group-max update
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            int8_element el;
+            if constexpr (Stochastic) el = quantize_grad_finite(xg[e], m, stochastic(bits[e]));
+            else el = quantize_grad_finite(xg[e], m, rne);
+            word |= (static_cast<unsigned>(el.code) & 0xFFu) << (8 * e);
+            rr[u].v[e] = el.residual;
+          }
+          acc.add_bits(top);  // |g'| bits: non-negative floats, unsigned max == float max
+        } else {
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            int8_element el;
+            if constexpr (Stochastic) el = quantize_grad_element(x[u].v[e], rr[u].v[e], m, stochastic(bits[e]));
+            else el = quantize_grad_element(x[u].v[e], rr[u].v[e], m, rne);
+            word |= (static_cast<unsigned>(el.code) & 0xFFu) << (8 * e);
+            rr[u].v[e] = el.residual;
+            bad = bad || !el.finite;
+            acc.add_bits(__float_as_uint(el.abs_in));
+          }
         }
         *reinterpret_cast<unsigned*>(codes + i) = word;
         if (r != nullptr) store4(r + i, rr[u]);

@@ -171,17 +171,22 @@ struct int8_element {
   float abs_in;  // |g'|, 0 when non-finite
   bool finite;
 };
-// Written with selects, no early return (the device predicates it): a non-finite g_in is replaced by +0, whose
-// code is 0 under every multiplier and rounding (0 * inv is 0, or NaN for a NaN inv: code 0 too), so the code,
-// and |g'| = 0, come out of the same arithmetic; the residual is then r_old.
+// The element of a finite g_in = x: code int8_code(x, inv, mode), residual fl(x - fl(code * dq)), |x|. The device
+// kernel takes a chunk whose every g_in is finite (one test a chunk) through it.
+template <class Round>
+QNUM_HD int8_element quantize_grad_finite(float x, int8_multipliers m, Round mode) {
+  const int q = int8_code(x, m.inv, mode);
+  return {q, detail::sub_rn(x, int8_dequant(q, m.dq)), detail::abs_bits(x), true};
+}
+// Any g_in, written with selects, no early return (the device predicates it): a non-finite g_in is replaced by +0,
+// whose code is 0 under every multiplier and rounding (0 * inv is 0, or NaN for a NaN inv: code 0 too), so the
+// code, and |g'| = 0, come out of the same arithmetic; the residual is then r_old.
 template <class Round>
 QNUM_HD int8_element quantize_grad_element(float g, float r_old, int8_multipliers m, Round mode) {
   const float x = detail::add_rn(g, r_old);
   const bool finite = !detail::is_nonfinite(x);
-  const float xf = finite ? x : 0.0f;
-  const int q = int8_code(xf, m.inv, mode);
-  const float r = detail::sub_rn(xf, int8_dequant(q, m.dq));
-  return {q, finite ? r : r_old, detail::abs_bits(xf), finite};
+  const int8_element e = quantize_grad_finite(finite ? x : 0.0f, m, mode);
+  return {e.code, finite ? e.residual : r_old, e.abs_in, finite};
 }
 
 // The random bits for element i of a call whose state has rng_offset `offset`.
