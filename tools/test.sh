@@ -5,7 +5,7 @@
 #      host unit tests and the examples through g++ 12 in C++20, clang 14 in C++17 and clang 19 in C++20,
 #      -fsyntax-only with -Werror (stage 1 is g++ 12 in C++17: it builds and runs everything);
 #   3. build and run the host suites again under AddressSanitizer + UndefinedBehaviorSanitizer
-#      (build dir "<build>-asan", -Og, the machine's best SIMD target only, no exhaustive sweep, no CUDA,
+#      (build dir "<build>-asan", -Og, one SIMD target: the machine's best, SSE2 in test_host_simd on AVX-512; no exhaustive sweep, no CUDA,
 #      halt on the first UB report);
 #   4. fuzz every libFuzzer target for QNUM_FUZZ_SECONDS (default 24 here) each (tools/fuzz.sh, clang),
 #      after replaying its committed corpus (stages 1 and 3 replay the corpora only when stage 4 is skipped);

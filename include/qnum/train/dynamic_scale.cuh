@@ -206,6 +206,19 @@ __device__ __forceinline__ void load_step(const float* g, const Residual* r, std
   }
 }
 
+// fn(base, whole) for each step of this thread in the vector loops over `chunks` chunks (chunk u of the step at
+// base + u * blockDim, u < ds_unroll); whole is std::true_type where every chunk of the step lies below `chunks`
+// (no test a chunk), else std::false_type.
+template <class Fn>
+__device__ __forceinline__ void for_each_step(std::size_t chunks, Fn&& fn) {
+  const std::size_t span = std::size_t{blockDim.x} * (ds_unroll - 1);
+  for (std::size_t base = blockIdx.x * std::size_t{blockDim.x} * ds_unroll + threadIdx.x; base < chunks;
+       base += std::size_t{gridDim.x} * blockDim.x * ds_unroll) {
+    if (base + span < chunks) fn(base, std::true_type{});
+    else fn(base, std::false_type{});
+  }
+}
+
 // (a template so that the header can define it in every translation unit)
 template <int Unused = 0>
 __global__ void ds_begin_kernel(const dynamic_scale_state* states, std::size_t n_groups,
@@ -236,18 +249,18 @@ __global__ void ds_scan_kernel(const float* g, const Residual* r, std::size_t n,
   const std::size_t stride = std::size_t{gridDim.x} * blockDim.x;
   if (vec) {  // chunks of 4 elements of one group, ds_unroll a thread and step; one group-max update a chunk
     const std::size_t chunks = n / 4;
-    for (std::size_t base = blockIdx.x * std::size_t{blockDim.x} * ds_unroll + threadIdx.x; base < chunks;
-         base += stride * ds_unroll) {
+    for_each_step(chunks, [&](std::size_t base, auto whole) {
+      constexpr bool Whole = decltype(whole)::value;
       four x[ds_unroll], rr[ds_unroll];
-      load_step<false>(g, r, base, chunks, x, rr);
+      load_step<Whole>(g, r, base, chunks, x, rr);
 #pragma unroll
       for (unsigned u = 0; u < ds_unroll; ++u) {
         const std::size_t c = base + std::size_t{u} * blockDim.x;
-        if (c >= chunks) break;
+        if (!Whole && c >= chunks) break;
         unsigned chunk_amax = 0u;
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          const float y = qnum::detail::add_rn(x[u].v[e], rr[u].v[e]);
+          const float y = grad_input(x[u].v[e], rr[u].v[e]);
           const bool nonfinite = qnum::detail::is_nonfinite(y);
           bad = bad || nonfinite;
           const unsigned a = nonfinite ? 0u : __float_as_uint(qnum::detail::abs_bits(y));  // unsigned max == float max
@@ -255,10 +268,10 @@ __global__ void ds_scan_kernel(const float* g, const Residual* r, std::size_t n,
         }
         acc.add(cg.of(c), __uint_as_float(chunk_amax), grp, true);
       }
-    }
+    });
   } else {
     for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n; i += stride) {
-      const float x = qnum::detail::add_rn(g[i], r != nullptr ? load_residual(r, i) : 0.0f);
+      const float x = grad_input(g[i], r != nullptr ? load_residual(r, i) : 0.0f);
       if (qnum::detail::is_nonfinite(x)) {
         bad = true;
         continue;
@@ -346,7 +359,7 @@ __global__ void ds_quantize_kernel(const float* g, std::int8_t* codes, Residual*
         unsigned top = 0u;
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          xg[e] = qnum::detail::add_rn(x[u].v[e], rr[u].v[e]);
+          xg[e] = grad_input(x[u].v[e], rr[u].v[e]);
           top = max(top, __float_as_uint(xg[e]) & 0x7FFFFFFFu);
         }
         if (top < 0x7F800000u) {  // every g' finite (the rule): quantize_grad_finite, one group-max update
@@ -375,12 +388,7 @@ __global__ void ds_quantize_kernel(const float* g, std::int8_t* codes, Residual*
         if (r != nullptr) store4(r + i, rr[u]);
       }
     };
-    const std::size_t span = std::size_t{blockDim.x} * (ds_unroll - 1);
-    for (std::size_t base = blockIdx.x * std::size_t{blockDim.x} * ds_unroll + threadIdx.x; base < chunks;
-         base += stride * ds_unroll) {
-      if (base + span < chunks) step(base, std::true_type{});
-      else step(base, std::false_type{});
-    }
+    for_each_step(chunks, step);
   } else {
     for (std::size_t i = start; i < n; i += stride) {
       const std::size_t k = i / gs;
@@ -499,16 +507,15 @@ __global__ void dequant_kernel(const std::int8_t* codes, std::size_t n, std::siz
   const auto dq_of = [&](std::size_t k) {
     if (k != cur) {
       cur = k;
-      const float s = states[k].scale > 0.0f ? states[k].scale : 0.0f;
-      dq = s > 0.0f ? int8_multipliers_for(s).dq : 0.0f;
+      dq = int8_state_dq(states[k]);
       finite = dq <= qnum::detail::flt_max;
     }
     return dq;
   };
   if (vec) {
-    constexpr unsigned U = 4;
+    constexpr unsigned U = ds_unroll;
     const std::size_t chunks = n / 4;
-    const auto step = [&](std::size_t base, auto whole) {
+    for_each_step(chunks, [&](std::size_t base, auto whole) {
       unsigned w[U];
 #pragma unroll
       for (unsigned u = 0; u < U; ++u) {
@@ -534,12 +541,7 @@ __global__ void dequant_kernel(const std::int8_t* codes, std::size_t n, std::siz
       };
       if (all_finite) store(std::true_type{});
       else store(std::false_type{});
-    };
-    for (std::size_t base = blockIdx.x * std::size_t{blockDim.x} * U + threadIdx.x; base < chunks;
-         base += std::size_t{gridDim.x} * blockDim.x * U) {
-      if (base + std::size_t{U - 1} * blockDim.x < chunks) step(base, std::true_type{});
-      else step(base, std::false_type{});
-    }
+    });
     return;
   }
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;

@@ -132,6 +132,14 @@ QNUM_HD int8_multipliers int8_multipliers_for(float s) {
   const float inv = detail::div_rn(127.0f, s);
   return {inv > detail::flt_max ? detail::flt_max : inv, detail::div_rn(s, 127.0f)};
 }
+// The dequantization multiplier of a state (dequantize_gradient_int8, host and device): dq = fl(s / 127) for its
+// scale s > 0, else 0 (a zero, negative or NaN scale); a scale of +Inf gives dq = +Inf.
+QNUM_HD float int8_state_dq(const dynamic_scale_state& st) {
+  return st.scale > 0.0f ? int8_multipliers_for(st.scale).dq : 0.0f;
+}
+// The input a gradient element is quantized from, g' = fl(g + r_old) (r_old: its residual, 0 without one): what the
+// scale's statistics, the code and the new residual all see.
+QNUM_HD float grad_input(float g, float r_old) { return detail::add_rn(g, r_old); }
 
 // The code of x under multiplier inv: round(clamp(fl(x * inv), -127, 127)). An overflowing product or +-Inf
 // saturates to +-127 (-128 is never produced: the code is symmetric); a NaN product (x NaN, or a NaN
@@ -183,7 +191,7 @@ QNUM_HD int8_element quantize_grad_finite(float x, int8_multipliers m, Round mod
 // code, and |g'| = 0, come out of the same arithmetic; the residual is then r_old.
 template <class Round>
 QNUM_HD int8_element quantize_grad_element(float g, float r_old, int8_multipliers m, Round mode) {
-  const float x = detail::add_rn(g, r_old);
+  const float x = grad_input(g, r_old);
   const bool finite = !detail::is_nonfinite(x);
   const int8_element e = quantize_grad_finite(finite ? x : 0.0f, m, mode);
   return {e.code, finite ? e.residual : r_old, e.abs_in, finite};
@@ -210,7 +218,7 @@ template <class Residual>
 float grad_input_amax(const float* g, const Residual* r, std::size_t begin, std::size_t end, bool& any_nonfinite) {
   float amax = 0.0f;
   for (std::size_t i = begin; i < end; ++i) {
-    const float x = add_rn(g[i], r != nullptr ? load_residual(r, i) : 0.0f);
+    const float x = grad_input(g[i], r != nullptr ? load_residual(r, i) : 0.0f);
     if (is_nonfinite(x)) {
       any_nonfinite = true;
       continue;
@@ -415,8 +423,7 @@ status dequantize_gradient_int8(matrix_view<const std::int8_t> codes, group_shap
   if (a.st != status::ok || a.n == 0) return a.st;
   const dtype t = out.type;
   for (std::size_t k = 0; k < a.n_groups; ++k) {
-    const float s = states.data[k].scale > 0.0f ? states.data[k].scale : 0.0f;
-    const float dq = s > 0.0f ? int8_multipliers_for(s).dq : 0.0f;
+    const float dq = int8_state_dq(states.data[k]);
     for (std::size_t i = k * a.gs; i < (k + 1) * a.gs; ++i) {
       const std::uint32_t b = dequant_store_bits(int8_dequant(codes.data[i], dq), t);
       if constexpr (std::is_same_v<T, float>) {
