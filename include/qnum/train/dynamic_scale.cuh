@@ -219,6 +219,23 @@ __device__ __forceinline__ void for_each_step(std::size_t chunks, Fn&& fn) {
   }
 }
 
+// fn(c, x, rr) for each chunk c of this thread's steps over `chunks` chunks, in order: x its four g, rr its four
+// residuals (zeros without a residual; fn may overwrite them), the step's loads issued first (load_step).
+template <class Residual, class Fn>
+__device__ __forceinline__ void for_each_loaded_chunk(const float* g, const Residual* r, std::size_t chunks, Fn&& fn) {
+  for_each_step(chunks, [&](std::size_t base, auto whole) {
+    constexpr bool Whole = decltype(whole)::value;
+    four x[ds_unroll], rr[ds_unroll];
+    load_step<Whole>(g, r, base, chunks, x, rr);
+#pragma unroll
+    for (unsigned u = 0; u < ds_unroll; ++u) {
+      const std::size_t c = base + std::size_t{u} * blockDim.x;
+      if (!Whole && c >= chunks) break;
+      fn(c, x[u], rr[u]);
+    }
+  });
+}
+
 // (a template so that the header can define it in every translation unit)
 template <int Unused = 0>
 __global__ void ds_begin_kernel(const dynamic_scale_state* states, std::size_t n_groups,
@@ -249,25 +266,17 @@ __global__ void ds_scan_kernel(const float* g, const Residual* r, std::size_t n,
   const std::size_t stride = std::size_t{gridDim.x} * blockDim.x;
   if (vec) {  // chunks of 4 elements of one group, ds_unroll a thread and step; one group-max update a chunk
     const std::size_t chunks = n / 4;
-    for_each_step(chunks, [&](std::size_t base, auto whole) {
-      constexpr bool Whole = decltype(whole)::value;
-      four x[ds_unroll], rr[ds_unroll];
-      load_step<Whole>(g, r, base, chunks, x, rr);
+    for_each_loaded_chunk(g, r, chunks, [&](std::size_t c, const four& x, const four& rr) {
+      unsigned chunk_amax = 0u;
 #pragma unroll
-      for (unsigned u = 0; u < ds_unroll; ++u) {
-        const std::size_t c = base + std::size_t{u} * blockDim.x;
-        if (!Whole && c >= chunks) break;
-        unsigned chunk_amax = 0u;
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const float y = grad_input(x[u].v[e], rr[u].v[e]);
-          const bool nonfinite = qnum::detail::is_nonfinite(y);
-          bad = bad || nonfinite;
-          const unsigned a = nonfinite ? 0u : __float_as_uint(qnum::detail::abs_bits(y));  // unsigned max == float max
-          chunk_amax = a > chunk_amax ? a : chunk_amax;
-        }
-        acc.add(cg.of(c), __uint_as_float(chunk_amax), grp, true);
+      for (int e = 0; e < 4; ++e) {
+        const float y = grad_input(x.v[e], rr.v[e]);
+        const bool nonfinite = qnum::detail::is_nonfinite(y);
+        bad = bad || nonfinite;
+        const unsigned a = nonfinite ? 0u : __float_as_uint(qnum::detail::abs_bits(y));  // unsigned max == float max
+        chunk_amax = a > chunk_amax ? a : chunk_amax;
       }
+      acc.add(cg.of(c), __uint_as_float(chunk_amax), grp, true);
     });
   } else {
     for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n; i += stride) {
@@ -339,56 +348,46 @@ __global__ void ds_quantize_kernel(const float* g, std::int8_t* codes, Residual*
               // codes and of r a chunk; the group's multipliers read when the group changes
     const std::size_t chunks = n / 4;
     int8_multipliers m{0.0f, 0.0f};
-    // One step from chunk `base`; Whole: all ds_unroll chunks lie inside the tensor (no test a chunk).
-    const auto step = [&](std::size_t base, auto whole) {
-      constexpr bool Whole = decltype(whole)::value;
-      four x[ds_unroll], rr[ds_unroll];
-      load_step<Whole>(g, r, base, chunks, x, rr);
+    for_each_loaded_chunk(g, r, chunks, [&](std::size_t c, const four& x, four& rr) {
+      const std::size_t i = 4 * c;
+      const std::size_t k = cg.of(c);
+      if (acc.enter(k, grp, false)) m = int8_multipliers{grp[k].inv, grp[k].dq};  // the chunk lies in group k
+      unsigned word = 0u;
+      [[maybe_unused]] std::uint32_t bits[4] = {0u, 0u, 0u, 0u};  // stochastic: dynamic_scale_random(cfg, offset, i + e)
+      if constexpr (Stochastic) dynamic_scale_random4(cfg, offset, i, bits);
+      // g' = g + r_old, and the largest |g'| bits of the chunk: at least 0x7F800000 exactly when a g' is Inf or NaN
+      float xg[4];
+      unsigned top = 0u;
 #pragma unroll
-      for (unsigned u = 0; u < ds_unroll; ++u) {
-        const std::size_t c = base + std::size_t{u} * blockDim.x;
-        if (!Whole && c >= chunks) break;
-        const std::size_t i = 4 * c;
-        const std::size_t k = cg.of(c);
-        if (acc.enter(k, grp, false)) m = int8_multipliers{grp[k].inv, grp[k].dq};  // the chunk lies in group k
-        unsigned word = 0u;
-        [[maybe_unused]] std::uint32_t bits[4] = {0u, 0u, 0u, 0u};  // stochastic: dynamic_scale_random(cfg, offset, i + e)
-        if constexpr (Stochastic) dynamic_scale_random4(cfg, offset, i, bits);
-        // g' = g + r_old, and the largest |g'| bits of the chunk: at least 0x7F800000 exactly when a g' is Inf or NaN
-        float xg[4];
-        unsigned top = 0u;
+      for (int e = 0; e < 4; ++e) {
+        xg[e] = grad_input(x.v[e], rr.v[e]);
+        top = max(top, __float_as_uint(xg[e]) & 0x7FFFFFFFu);
+      }
+      if (top < 0x7F800000u) {  // every g' finite (the rule): quantize_grad_finite, one group-max update
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          xg[e] = grad_input(x[u].v[e], rr[u].v[e]);
-          top = max(top, __float_as_uint(xg[e]) & 0x7FFFFFFFu);
+          int8_element el;
+          if constexpr (Stochastic) el = quantize_grad_finite(xg[e], m, stochastic(bits[e]));
+          else el = quantize_grad_finite(xg[e], m, rne);
+          word |= (static_cast<unsigned>(el.code) & 0xFFu) << (8 * e);
+          rr.v[e] = el.residual;
         }
-        if (top < 0x7F800000u) {  // every g' finite (the rule): quantize_grad_finite, one group-max update
+        acc.add_bits(top);  // |g'| bits: non-negative floats, unsigned max == float max
+      } else {
 #pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            int8_element el;
-            if constexpr (Stochastic) el = quantize_grad_finite(xg[e], m, stochastic(bits[e]));
-            else el = quantize_grad_finite(xg[e], m, rne);
-            word |= (static_cast<unsigned>(el.code) & 0xFFu) << (8 * e);
-            rr[u].v[e] = el.residual;
-          }
-          acc.add_bits(top);  // |g'| bits: non-negative floats, unsigned max == float max
-        } else {
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            int8_element el;
-            if constexpr (Stochastic) el = quantize_grad_element(x[u].v[e], rr[u].v[e], m, stochastic(bits[e]));
-            else el = quantize_grad_element(x[u].v[e], rr[u].v[e], m, rne);
-            word |= (static_cast<unsigned>(el.code) & 0xFFu) << (8 * e);
-            rr[u].v[e] = el.residual;
-            bad = bad || !el.finite;
-            acc.add_bits(__float_as_uint(el.abs_in));
-          }
+        for (int e = 0; e < 4; ++e) {
+          int8_element el;
+          if constexpr (Stochastic) el = quantize_grad_element(x.v[e], rr.v[e], m, stochastic(bits[e]));
+          else el = quantize_grad_element(x.v[e], rr.v[e], m, rne);
+          word |= (static_cast<unsigned>(el.code) & 0xFFu) << (8 * e);
+          rr.v[e] = el.residual;
+          bad = bad || !el.finite;
+          acc.add_bits(__float_as_uint(el.abs_in));
         }
-        *reinterpret_cast<unsigned*>(codes + i) = word;
-        if (r != nullptr) store4(r + i, rr[u]);
       }
-    };
-    for_each_step(chunks, step);
+      *reinterpret_cast<unsigned*>(codes + i) = word;
+      if (r != nullptr) store4(r + i, rr);
+    });
   } else {
     for (std::size_t i = start; i < n; i += stride) {
       const std::size_t k = i / gs;
