@@ -94,14 +94,15 @@ std::vector<qnum::simd_target> targets() {
   return v;
 }
 // AVX-512 runs twice: first with AVX512-BF16's conversion (where the CPU has it) and x / s by the reciprocal and
-// FMAs in every group (simd::fma_division_everywhere), then with the lanes' integer bf16 rounding and the division
-// where the lanes choose it by default elsewhere; whatever the CPU chose by default, both ways run.
+// FMAs in every group (simd::fma_division::everywhere), then with the lanes' integer bf16 rounding and x / s by the
+// division in every group (never); whatever the CPU chose by default, both ways run (its large_groups mode picks
+// one of these two per call).
 template <class Fn>
 void each_target(Fn&& fn) {
   const qnum::simd_target saved = qnum::host_simd_target();
 #if QNUM_HOST_SIMD
   const bool convert = qnum::detail::simd::bf16_convert();
-  const bool fma_division = qnum::detail::simd::fma_division_everywhere();
+  const qnum::detail::simd::fma_division fma_division = qnum::detail::simd::fma_division_mode();
 #endif
   for (qnum::simd_target t : targets()) {
     REQUIRE(qnum::set_host_simd_target(t));
@@ -111,7 +112,8 @@ void each_target(Fn&& fn) {
       if (t == qnum::simd_target::avx512) {
         const bool has_convert = qnum::detail::simd::cpu_has_bf16_convert();
         REQUIRE(qnum::detail::simd::set_bf16_convert(has_convert && pass == 0));
-        qnum::detail::simd::set_fma_division_everywhere(pass == 0);
+        qnum::detail::simd::set_fma_division(pass == 0 ? qnum::detail::simd::fma_division::everywhere
+                                                       : qnum::detail::simd::fma_division::never);
         target_name += pass == 0 ? (has_convert ? " (bf16 conversion, FMA division)" : " (FMA division)")
                                  : " (integer bf16 rounding, division)";
       } else if (pass == 1) {
@@ -126,7 +128,7 @@ void each_target(Fn&& fn) {
   }
 #if QNUM_HOST_SIMD
   REQUIRE(qnum::detail::simd::set_bf16_convert(convert));
-  qnum::detail::simd::set_fma_division_everywhere(fma_division);
+  qnum::detail::simd::set_fma_division(fma_division);
 #endif
   REQUIRE(qnum::set_host_simd_target(saved));
 }

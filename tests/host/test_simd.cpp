@@ -107,6 +107,31 @@ TEST_CASE("host lanes == per-element definition: ties of x / s across the diviso
   division_ties(qnum::symmetric_restricted<qnum::qint4>().stored_as(dtype::bf16), "int4 bf16 scale ties");
 }
 
+#if QNUM_HOST_SIMD
+TEST_CASE("x / s by FMAs: which groups each mode sends there; the mode is set for every later call") {
+  using qnum::detail::simd::fma_division;
+  using qnum::detail::simd::fma_division_for;
+  for (const std::int64_t nv : {1, 2, 3, 4, 8, 64}) {
+    CAPTURE(nv);
+    for (const bool quantize_put : {false, true})
+      for (const bool bf16_in : {false, true}) {
+        CHECK_FALSE(fma_division_for(fma_division::never, quantize_put, nv, bf16_in));
+        CHECK(fma_division_for(fma_division::large_bf16_groups, quantize_put, nv, bf16_in) == (quantize_put && nv >= 4 && bf16_in));
+        CHECK(fma_division_for(fma_division::large_groups, quantize_put, nv, bf16_in) == (quantize_put && nv >= 4));
+        CHECK(fma_division_for(fma_division::everywhere, quantize_put, nv, bf16_in));
+      }
+  }
+  const fma_division saved = qnum::detail::simd::fma_division_mode();
+  CHECK(saved == qnum::detail::simd::cpu_fma_division());  // every test restores what it changes
+  for (const fma_division m : {fma_division::never, fma_division::large_bf16_groups, fma_division::large_groups, fma_division::everywhere}) {
+    qnum::detail::simd::set_fma_division(m);
+    CHECK(qnum::detail::simd::fma_division_mode() == m);
+    CHECK(qnum::detail::simd::fma_division_everywhere() == (m == fma_division::everywhere));
+  }
+  qnum::detail::simd::set_fma_division(saved);
+}
+#endif
+
 // Asymmetric groups of 32: all non-positive with -min at the bf16 scale's worst rounding (so that min / s passes
 // -(qmax - qmin) and the zero point needs its clamp), all non-negative (zero point qmin), and mixed; the other
 // elements at, and one ulp either side of, the ties of x / s and of x / s + z. The batched path (scales and zero

@@ -483,13 +483,13 @@ void check_fp4_pack(ct::fp4_kind kind, const std::vector<T>& x, dtype t, std::in
   fp4_reference(kind, x, t, n, k, stride, global, bf16_work, want_p, want_s);
   const std::int64_t ps = k / 2 + 3, ss = k / g + 2;  // padded output rows (0xA5 must stay)
 #if QNUM_HOST_SIMD
-  const bool fma_division = detail::simd::fma_division_everywhere();
+  const detail::simd::fma_division fma_division = detail::simd::fma_division_mode();
 #endif
   each_simd_target([&] {
     for (const bool fma : {false, true}) {  // x / code_scale by the division, and by the reciprocal and FMAs
       CAPTURE(fma);
 #if QNUM_HOST_SIMD
-      detail::simd::set_fma_division_everywhere(fma);
+      detail::simd::set_fma_division(fma ? detail::simd::fma_division::everywhere : detail::simd::fma_division::never);
 #else
       if (fma) break;
 #endif
@@ -503,7 +503,7 @@ void check_fp4_pack(ct::fp4_kind kind, const std::vector<T>& x, dtype t, std::in
     }
   });
 #if QNUM_HOST_SIMD
-  detail::simd::set_fma_division_everywhere(fma_division);
+  detail::simd::set_fma_division(fma_division);
 #endif
 }
 

@@ -150,6 +150,7 @@ QNUM_END_NAMESPACE
 
 #if QNUM_HOST_SIMD
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 #else
 #include <arm_neon.h>
@@ -197,22 +198,48 @@ inline bool set_bf16_convert(bool on) {
   return true;
 }
 
-// Whether the AVX-512 lanes divide x / s by the group's reciprocal and two FMAs (detail::divide_bounded, the
-// same quotients) in every group, quantize and fake quantization alike, rather than only in quantize's groups of
-// 64 elements or more. On where the CPU is Intel's: its cores (Skylake-SP to Emerald Rapids) return 16 quotients
-// per 10 cycles from vdivps zmm against two FMAs a cycle, and a 512x512 int8 g32 quantize ran 1.72x faster this
-// way (Emerald Rapids); on AMD Zen 4, where the divider is faster and FMAs share pipes with the conversions,
-// the division measured faster for g32 and for fake quantization. Only the time differs, never a bit; the tests
-// run the lanes both ways.
-inline bool cpu_prefers_fma_division() {
+// Where the AVX-512 lanes divide x / s by the group's reciprocal and two FMAs (detail::divide_bounded: the same
+// quotients) rather than by vdivps. Only the time differs, never a bit; the tests run the lanes with `never` and
+// with `everywhere`, and the other modes pick, per call, one of those two tested code paths.
+//   never              vdivps in every group
+//   large_bf16_groups  the FMAs in quantize's groups of four vectors or more (64 elements) from bf16 input
+//   large_groups       the FMAs in quantize's groups of four vectors or more, from fp32 or bf16 input
+//   everywhere         the FMAs in every group, quantize and fake quantization alike
+enum class fma_division : int { never = 0, large_bf16_groups = 1, large_groups = 2, everywhere = 3 };
+// The CPU's default, measured (docs/performance.md): Intel's cores (Skylake-SP to Emerald Rapids) return 16
+// quotients per 10 cycles from vdivps zmm against two FMAs a cycle: everywhere (a 512x512 int8 g32 quantize
+// 1.72x faster on Emerald Rapids). AMD Zen 4 (family 19h): vdivps for groups of two vectors and for fake
+// quantization, where the FMAs share pipes with the conversions, the FMAs for quantize's larger groups (int8
+// g128 1.16-1.19x from fp32): large_groups. AMD Zen 5 (family 1Ah) and later: the divider keeps up from fp32
+// (int8 g128 quantize 1.07-1.14x faster by vdivps), not from bf16 (0.88-0.95x): large_bf16_groups. Other CPUs
+// never run the AVX-512 lanes, or are not measured: large_groups.
+inline fma_division cpu_fma_division() {
 #if defined(__x86_64__) && (QNUM_HOST_SIMD_TARGETS & 4)
-  return __builtin_cpu_is("intel") != 0;
-#else
-  return false;
+  if (__builtin_cpu_is("intel")) return fma_division::everywhere;
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (__builtin_cpu_is("amd") && __get_cpuid(1, &a, &b, &c, &d) != 0) {
+    const unsigned base = (a >> 8) & 0xFu, family = base == 0xFu ? base + ((a >> 20) & 0xFFu) : base;
+    if (family >= 0x1Au) return fma_division::large_bf16_groups;
+  }
 #endif
+  return fma_division::large_groups;
 }
-inline bool fma_division_everywhere() { return lane_choice<cpu_prefers_fma_division>().load(std::memory_order_relaxed); }
-inline void set_fma_division_everywhere(bool on) { lane_choice<cpu_prefers_fma_division>().store(on, std::memory_order_relaxed); }
+inline std::atomic<int>& fma_division_choice() {
+  static std::atomic<int> mode{static_cast<int>(cpu_fma_division())};
+  return mode;
+}
+inline fma_division fma_division_mode() { return static_cast<fma_division>(fma_division_choice().load(std::memory_order_relaxed)); }
+// Use mode m from now on, for every thread.
+inline void set_fma_division(fma_division m) { fma_division_choice().store(static_cast<int>(m), std::memory_order_relaxed); }
+inline bool fma_division_everywhere() { return fma_division_mode() == fma_division::everywhere; }
+// Whether a group of nv vectors takes the FMAs: quantize_put, the put allows it (Put::fma_division); bf16_in,
+// the input is bf16. Always inlined: the lanes call it with vector state live (a call into this generic code
+// would need vzeroupper).
+__attribute__((always_inline)) constexpr bool fma_division_for(fma_division m, bool quantize_put, std::int64_t nv,
+                                                               bool bf16_in) {
+  return m == fma_division::everywhere ||
+         (quantize_put && nv >= 4 && (m == fma_division::large_groups || (m == fma_division::large_bf16_groups && bf16_in)));
+}
 
 #if defined(__x86_64__)
 #if QNUM_HOST_SIMD_TARGETS & 1
