@@ -187,17 +187,20 @@ struct chunk_groups {
     return one ? 0 : small ? quarter.div(static_cast<std::uint32_t>(c)) : 4 * c / gs;
   }
 };
-// Chunks a thread handles per step of the vector loops (chunk u of thread t at step base + u * blockDim + t, so a
-// warp's accesses are contiguous): their loads are issued together.
+// Chunks a thread handles per step of the vector loops (chunk u of thread t at step base + u * ds_threads + t, so
+// a warp's accesses are contiguous): their loads are issued together.
 constexpr unsigned ds_unroll = 4;
-// One step's loads of the vector loops: chunk u (at base + u * blockDim) of g into x[u] and of r into rr[u] (zeros
+// Threads per block of the element kernels (every launcher here launches them so): a compile-time stride between
+// a step's chunks, whose addresses are then one pointer and immediate offsets.
+constexpr unsigned ds_threads = 256;
+// One step's loads of the vector loops: chunk u (at base + u * ds_threads) of g into x[u] and of r into rr[u] (zeros
 // without a residual); Whole: every chunk of the step lies below `chunks`, else those past it are not loaded.
 template <bool Whole, class Residual>
 __device__ __forceinline__ void load_step(const float* g, const Residual* r, std::size_t base, std::size_t chunks,
                                           four (&x)[ds_unroll], four (&rr)[ds_unroll]) {
 #pragma unroll
   for (unsigned u = 0; u < ds_unroll; ++u) {
-    const std::size_t c = base + std::size_t{u} * blockDim.x;
+    const std::size_t c = base + std::size_t{u} * ds_threads;
     rr[u] = four{{0.0f, 0.0f, 0.0f, 0.0f}};
     if (Whole || c < chunks) {
       x[u] = load4(g + 4 * c);
@@ -207,13 +210,13 @@ __device__ __forceinline__ void load_step(const float* g, const Residual* r, std
 }
 
 // fn(base, whole) for each step of this thread in the vector loops over `chunks` chunks (chunk u of the step at
-// base + u * blockDim, u < ds_unroll); whole is std::true_type where every chunk of the step lies below `chunks`
+// base + u * ds_threads, u < ds_unroll); whole is std::true_type where every chunk of the step lies below `chunks`
 // (no test a chunk), else std::false_type.
 template <class Fn>
 __device__ __forceinline__ void for_each_step(std::size_t chunks, Fn&& fn) {
-  const std::size_t span = std::size_t{blockDim.x} * (ds_unroll - 1);
-  for (std::size_t base = blockIdx.x * std::size_t{blockDim.x} * ds_unroll + threadIdx.x; base < chunks;
-       base += std::size_t{gridDim.x} * blockDim.x * ds_unroll) {
+  constexpr std::size_t span = std::size_t{ds_threads} * (ds_unroll - 1);
+  for (std::size_t base = blockIdx.x * std::size_t{ds_threads} * ds_unroll + threadIdx.x; base < chunks;
+       base += std::size_t{gridDim.x} * ds_threads * ds_unroll) {
     if (base + span < chunks) fn(base, std::true_type{});
     else fn(base, std::false_type{});
   }
@@ -229,7 +232,7 @@ __device__ __forceinline__ void for_each_loaded_chunk(const float* g, const Resi
     load_step<Whole>(g, r, base, chunks, x, rr);
 #pragma unroll
     for (unsigned u = 0; u < ds_unroll; ++u) {
-      const std::size_t c = base + std::size_t{u} * blockDim.x;
+      const std::size_t c = base + std::size_t{u} * ds_threads;
       if (!Whole && c >= chunks) break;
       fn(c, x[u], rr[u]);
     }
@@ -447,7 +450,7 @@ status launch_quantize_gradient_int8(matrix_view<const float> g, group_shape gro
   const std::size_t n = a.n, gs = a.gs, n_groups = a.n_groups;
   Residual* r = residual.data;  // null: no error feedback
   auto* h = static_cast<dynamic_scale_scratch_header*>(scratch);
-  constexpr unsigned threads = 256;
+  constexpr unsigned threads = detail::ds_threads;
   const bool vec = detail::vec4_ok(g.data, codes.data, r, gs);
   const unsigned gb = detail::grid_for(n_groups, threads, 1u << 20);
   const unsigned eb = detail::grid_for(vec ? (n / 4 + detail::ds_unroll - 1) / detail::ds_unroll : n, threads);
@@ -494,7 +497,7 @@ __device__ __forceinline__ void dequant_store4(void* out, std::size_t i, unsigne
 }
 
 // Chunks of 4 codes (one 4-byte load, one 16- or 8-byte store) when vec (group size % 4 == 0, aligned pointers),
-// 4 chunks per thread and step, chunk u of thread t at (step base + u * blockDim + t): every warp access is
+// 4 chunks per thread and step, chunk u of thread t at (step base + u * ds_threads + t): every warp access is
 // contiguous; a step whose chunks all lie inside the tensor takes them without a test each. The group's dq (and
 // whether it is finite) is rebuilt only when the group changes. T: the output format, fixed by the launcher.
 template <dtype T>
@@ -518,7 +521,7 @@ __global__ void dequant_kernel(const std::int8_t* codes, std::size_t n, std::siz
       unsigned w[U];
 #pragma unroll
       for (unsigned u = 0; u < U; ++u) {
-        const std::size_t c = base + std::size_t{u} * blockDim.x;
+        const std::size_t c = base + std::size_t{u} * ds_threads;
         w[u] = decltype(whole)::value || c < chunks ? *reinterpret_cast<const unsigned*>(codes + 4 * c) : 0u;
       }
       // the chunks' dq first: one test of the step for a non-finite one
@@ -526,14 +529,14 @@ __global__ void dequant_kernel(const std::int8_t* codes, std::size_t n, std::siz
       bool all_finite = true;
 #pragma unroll
       for (unsigned u = 0; u < U; ++u) {
-        const std::size_t c = base + std::size_t{u} * blockDim.x;
+        const std::size_t c = base + std::size_t{u} * ds_threads;
         d[u] = decltype(whole)::value || c < chunks ? dq_of(cg.of(c)) : 0.0f;
         all_finite = all_finite && finite;
       }
       const auto store = [&](auto fin) {
 #pragma unroll
         for (unsigned u = 0; u < U; ++u) {
-          const std::size_t c = base + std::size_t{u} * blockDim.x;
+          const std::size_t c = base + std::size_t{u} * ds_threads;
           if (!decltype(whole)::value && c >= chunks) break;
           dequant_store4<T, decltype(fin)::value>(out, 4 * c, w[u], d[u]);
         }
@@ -633,11 +636,11 @@ status launch_dequantize_gradient_int8(matrix_view<const std::int8_t> codes, gro
   const dtype t = out.type;
   const auto aligned = [](const void* p, std::uintptr_t b) { return (reinterpret_cast<std::uintptr_t>(p) % b) == 0; };
   const bool vec = gs % 4 == 0 && aligned(codes.data, 4) && aligned(out.data, t == dtype::fp32 ? 16 : 8);
-  const unsigned blocks = detail::grid_for(vec ? n / 16 : n, 256);
+  const unsigned blocks = detail::grid_for(vec ? n / 16 : n, detail::ds_threads);
   const detail::chunk_groups cg(n, gs);
-  if (t == dtype::fp32) detail::dequant_kernel<dtype::fp32><<<blocks, 256, 0, stream>>>(codes.data, n, gs, vec, cg, states.data, out.data);
-  else if (t == dtype::bf16) detail::dequant_kernel<dtype::bf16><<<blocks, 256, 0, stream>>>(codes.data, n, gs, vec, cg, states.data, out.data);
-  else detail::dequant_kernel<dtype::fp16><<<blocks, 256, 0, stream>>>(codes.data, n, gs, vec, cg, states.data, out.data);
+  if (t == dtype::fp32) detail::dequant_kernel<dtype::fp32><<<blocks, detail::ds_threads, 0, stream>>>(codes.data, n, gs, vec, cg, states.data, out.data);
+  else if (t == dtype::bf16) detail::dequant_kernel<dtype::bf16><<<blocks, detail::ds_threads, 0, stream>>>(codes.data, n, gs, vec, cg, states.data, out.data);
+  else detail::dequant_kernel<dtype::fp16><<<blocks, detail::ds_threads, 0, stream>>>(codes.data, n, gs, vec, cg, states.data, out.data);
   return from_cuda(cudaGetLastError());
 }
 
