@@ -1,6 +1,7 @@
 // tests/test_codec.cpp: element codecs against ml_dtypes golden vectors and CUDA's host conversions.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <initializer_list>
@@ -150,6 +151,25 @@ TEST_CASE("encode: non-saturating round-to-nearest-even equals ml_dtypes") {
   CHECK(qnum::encode<qnum::e8m0>(from_bits(0x00000001u)) == 0x00);
   CHECK(compare_golden("bf16", g.bf16, [](float x) { return qnum::to_bf16(x); }, not_nan) == 0);
   CHECK(compare_golden("fp16", g.fp16, [](float x) { return qnum::to_fp16(x); }, not_nan) == 0);
+}
+
+TEST_CASE("is_nonfinite_magnitude: the largest magnitude bits of a chunk say whether one element is Inf or NaN") {
+  // every upper half of a magnitude, with the extreme lower halves: both signs against std::isfinite
+  for (std::uint32_t hi = 0; hi <= 0x7FFFu; ++hi)
+    for (const std::uint32_t lo : {0x0000u, 0x0001u, 0x7FFFu, 0xFFFFu}) {
+      const std::uint32_t m = hi << 16 | lo;
+      CAPTURE(hex(m));
+      REQUIRE(qnum::detail::is_nonfinite_magnitude(m) == !std::isfinite(from_bits(m)));
+      REQUIRE(qnum::detail::is_nonfinite_magnitude(m) == qnum::detail::is_nonfinite(from_bits(m | 0x80000000u)));
+    }
+  // a chunk of four: the maximum of their magnitude bits
+  const float chunk_values[] = {0.0f, -1.5f, 3.4028235e38f, -1e-45f, INFINITY, -INFINITY, from_bits(0x7FC00000u), from_bits(0xFF800001u)};
+  for (const float a : chunk_values)
+    for (const float b : chunk_values) {
+      std::uint32_t top = 0;
+      for (const float v : {a, b, 1.0f, -2.0f}) top = std::max(top, bits(v) & 0x7FFFFFFFu);
+      CHECK(qnum::detail::is_nonfinite_magnitude(top) == (!std::isfinite(a) || !std::isfinite(b)));
+    }
 }
 
 TEST_CASE("encode: NaN, Inf, signed zero and the overflow boundaries") {

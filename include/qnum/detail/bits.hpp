@@ -44,6 +44,9 @@ QNUM_HD bool is_nonfinite(float x) {
   return (float_to_bits(x) & 0x7F800000u) == 0x7F800000u;
 #endif
 }
+// The same test on magnitude bits m = float_to_bits(x) & 0x7FFFFFFF, which order as the magnitudes do: the largest
+// of several elements' m is nonfinite exactly when one of them is (one compare for a chunk).
+QNUM_HD constexpr bool is_nonfinite_magnitude(std::uint32_t m) { return m >= 0x7F800000u; }
 QNUM_HD bool is_nan(float x) {
 #if QNUM_IS_DEVICE_PASS()
   return x != x;

@@ -1563,8 +1563,8 @@ __global__ void __launch_bounds__(block_threads) tensor_stats_kernel(const stora
                                                                      std::uint32_t* stats) {
   constexpr int V = vec<In>::size;
   __shared__ typename block_stats<block_threads>::storage ts;
-  // Contiguous rows of whole aligned chunks: the flat loop.
-  const bool flat = vec_in && stride == cols && cols % V == 0;
+  // Contiguous rows of whole chunks: the flat loop (aligned or not: load_chunk takes vec_in, as tensor_quantize_kernel).
+  const bool flat = stride == cols && cols % V == 0;
   // Min and max (one instruction an element each; amax from them), recomputed only where the block met an
   // infinite or NaN element.
   const group_stats st = block_chunk_stats<V>(ts, true, [&](auto&& fn) {

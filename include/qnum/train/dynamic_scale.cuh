@@ -366,7 +366,7 @@ __global__ void ds_quantize_kernel(const float* g, std::int8_t* codes, Residual*
         xg[e] = grad_input(x.v[e], rr.v[e]);
         top = max(top, __float_as_uint(xg[e]) & 0x7FFFFFFFu);
       }
-      if (top < 0x7F800000u) {  // every g' finite (the rule): quantize_grad_finite, one group-max update
+      if (!qnum::detail::is_nonfinite_magnitude(top)) {  // every g' finite (the rule): quantize_grad_finite, one group-max update
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           int8_element el;
