@@ -259,12 +259,15 @@ __global__ void ds_begin_kernel(const dynamic_scale_state* states, std::size_t n
   }
 }
 
-template <class Residual>
+// OneGroup: the tensor is one group (per tensor, or one row per row): every chunk's group is 0, entered once, with no
+// group test a chunk (the launcher picks).
+template <class Residual, bool OneGroup>
 __global__ void ds_scan_kernel(const float* g, const Residual* r, std::size_t n, std::size_t gs, bool vec, chunk_groups cg,
                                dynamic_scale_scratch_header* h) {
   if (!h->need_scan) return;  // launch-uniform
   dynamic_scale_group_scratch* grp = groups_of(h);
   group_max acc;
+  if (OneGroup) acc.enter(0, grp, true);
   bool bad = false;
   const std::size_t stride = std::size_t{gridDim.x} * blockDim.x;
   if (vec) {  // chunks of 4 elements of one group, ds_unroll a thread and step; one group-max update a chunk
@@ -279,7 +282,8 @@ __global__ void ds_scan_kernel(const float* g, const Residual* r, std::size_t n,
         const unsigned a = nonfinite ? 0u : __float_as_uint(qnum::detail::abs_bits(y));  // unsigned max == float max
         chunk_amax = a > chunk_amax ? a : chunk_amax;
       }
-      acc.add(cg.of(c), __uint_as_float(chunk_amax), grp, true);
+      if (OneGroup) acc.add_bits(chunk_amax);
+      else acc.add(cg.of(c), __uint_as_float(chunk_amax), grp, true);
     });
   } else {
     for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n; i += stride) {
@@ -321,7 +325,7 @@ __global__ void ds_prepare_kernel(const dynamic_scale_state* states, std::size_t
 }
 
 // Stochastic: cfg.round.mode == rounding_mode::stochastic, fixed at launch (nearest-even kernels hold no
-// random-number code).
+// random-number code). OneGroup: as ds_scan_kernel's.
 template <class Residual, bool Stochastic>
 __device__ __forceinline__ int8_element grad_element(float g, float r_old, int8_multipliers m, const dynamic_scale_config& cfg,
                                                      std::uint64_t offset, std::size_t i) {
@@ -332,7 +336,7 @@ __device__ __forceinline__ int8_element grad_element(float g, float r_old, int8_
   }
 }
 
-template <class Residual, bool Stochastic>
+template <class Residual, bool Stochastic, bool OneGroup>
 __global__ void ds_quantize_kernel(const float* g, std::int8_t* codes, Residual* r, std::size_t n, std::size_t gs, bool vec,
                                    chunk_groups cg, const dynamic_scale_state* states, dynamic_scale_scratch_header* h,
                                    dynamic_scale_config cfg) {
@@ -351,10 +355,16 @@ __global__ void ds_quantize_kernel(const float* g, std::int8_t* codes, Residual*
               // codes and of r a chunk; the group's multipliers read when the group changes
     const std::size_t chunks = n / 4;
     int8_multipliers m{0.0f, 0.0f};
+    if (OneGroup) {
+      acc.enter(0, grp, false);
+      m = int8_multipliers{grp[0].inv, grp[0].dq};
+    }
     for_each_loaded_chunk(g, r, chunks, [&](std::size_t c, const four& x, four& rr) {
       const std::size_t i = 4 * c;
-      const std::size_t k = cg.of(c);
-      if (acc.enter(k, grp, false)) m = int8_multipliers{grp[k].inv, grp[k].dq};  // the chunk lies in group k
+      if (!OneGroup) {
+        const std::size_t k = cg.of(c);
+        if (acc.enter(k, grp, false)) m = int8_multipliers{grp[k].inv, grp[k].dq};  // the chunk lies in group k
+      }
       unsigned word = 0u;
       [[maybe_unused]] std::uint32_t bits[4] = {0u, 0u, 0u, 0u};  // stochastic: dynamic_scale_random(cfg, offset, i + e)
       if constexpr (Stochastic) dynamic_scale_random4(cfg, offset, i, bits);
@@ -456,13 +466,19 @@ status launch_quantize_gradient_int8(matrix_view<const float> g, group_shape gro
   const unsigned eb = detail::grid_for(vec ? (n / 4 + detail::ds_unroll - 1) / detail::ds_unroll : n, threads);
   const detail::chunk_groups cg(n, gs);
   detail::ds_begin_kernel<><<<gb, threads, 0, stream>>>(states.data, n_groups, h, cfg);
-  detail::ds_scan_kernel<Residual><<<eb, threads, 0, stream>>>(g.data, r, n, gs, vec, cg, h);
-  detail::ds_prepare_kernel<><<<gb, threads, 0, stream>>>(states.data, n_groups, h, cfg);
-  if (cfg.round.mode == rounding_mode::stochastic) {
-    detail::ds_quantize_kernel<Residual, true><<<eb, threads, 0, stream>>>(g.data, codes.data, r, n, gs, vec, cg, states.data, h, cfg);
-  } else {
-    detail::ds_quantize_kernel<Residual, false><<<eb, threads, 0, stream>>>(g.data, codes.data, r, n, gs, vec, cg, states.data, h, cfg);
-  }
+  // the element kernels with the group count's case fixed: one group (no group test a chunk) or several
+  const auto element_kernels = [&](auto one_group) {
+    constexpr bool One = decltype(one_group)::value;
+    detail::ds_scan_kernel<Residual, One><<<eb, threads, 0, stream>>>(g.data, r, n, gs, vec, cg, h);
+    detail::ds_prepare_kernel<><<<gb, threads, 0, stream>>>(states.data, n_groups, h, cfg);
+    if (cfg.round.mode == rounding_mode::stochastic) {
+      detail::ds_quantize_kernel<Residual, true, One><<<eb, threads, 0, stream>>>(g.data, codes.data, r, n, gs, vec, cg, states.data, h, cfg);
+    } else {
+      detail::ds_quantize_kernel<Residual, false, One><<<eb, threads, 0, stream>>>(g.data, codes.data, r, n, gs, vec, cg, states.data, h, cfg);
+    }
+  };
+  if (n_groups == 1) element_kernels(std::true_type{});
+  else element_kernels(std::false_type{});
   detail::ds_finish_kernel<><<<gb, threads, 0, stream>>>(states.data, n_groups, n, h);
   return from_cuda(cudaGetLastError());
 }
