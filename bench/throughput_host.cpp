@@ -629,11 +629,7 @@ int main(int argc, char** argv) {
 #if QNUM_HOST_SIMD
   // The lanes' CPU-dependent choices (host/simd.hpp): same bits either way, different times.
   benchmark::AddCustomContext("qnum_bf16_convert", qnum::detail::simd::bf16_convert() ? "on" : "off");
-  {
-    const auto m = qnum::detail::simd::fma_division_mode();
-    using fd = qnum::detail::simd::fma_division;
-    benchmark::AddCustomContext("qnum_fma_division", m == fd::everywhere ? "everywhere" : m == fd::never ? "never" : m == fd::large_groups ? "large_groups" : "large_bf16_groups");
-  }
+  benchmark::AddCustomContext("qnum_fma_division", qnum::detail::simd::fma_division_name(qnum::detail::simd::fma_division_mode()));
 #endif
   reg("copy", bm_copy, sizes);
   reg("quantize_int8_g32_runtime_fp32", bm_quantize<float, runtime_int8, 32>, sizes);

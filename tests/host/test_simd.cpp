@@ -128,6 +128,10 @@ TEST_CASE("x / s by FMAs: which groups each mode sends there; the mode is set fo
     CHECK(qnum::detail::simd::fma_division_mode() == m);
     CHECK(qnum::detail::simd::fma_division_everywhere() == (m == fma_division::everywhere));
   }
+  CHECK(std::string(qnum::detail::simd::fma_division_name(fma_division::never)) == "never");
+  CHECK(std::string(qnum::detail::simd::fma_division_name(fma_division::large_bf16_groups)) == "large_bf16_groups");
+  CHECK(std::string(qnum::detail::simd::fma_division_name(fma_division::large_groups)) == "large_groups");
+  CHECK(std::string(qnum::detail::simd::fma_division_name(fma_division::everywhere)) == "everywhere");
   qnum::detail::simd::set_fma_division(saved);
 }
 #endif

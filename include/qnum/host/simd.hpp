@@ -172,12 +172,12 @@ QNUM_BEGIN_NAMESPACE
 namespace detail {
 namespace simd {
 
-// A run-time choice of the lanes that changes their time, never a bit: on or off from now on for every thread,
-// its default asked of the CPU once (Default). The tests run both ways.
-template <bool (*Default)()>
-inline std::atomic<bool>& lane_choice() {
-  static std::atomic<bool> on{Default()};
-  return on;
+// A run-time choice of the lanes that changes their time, never a bit: a value of T (bool, or an enum) from now on
+// for every thread, its default asked of the CPU once (Default). The tests run the lanes under each code path.
+template <class T, T (*Default)()>
+inline std::atomic<T>& lane_choice() {
+  static std::atomic<T> value{Default()};
+  return value;
 }
 
 // AVX512-BF16's fp32 -> bf16 conversion (vcvtne2ps2bf16), which the AVX-512 lanes use for bf16 outputs known
@@ -190,11 +190,11 @@ inline bool cpu_has_bf16_convert() {
   return false;
 #endif
 }
-inline bool bf16_convert() { return lane_choice<cpu_has_bf16_convert>().load(std::memory_order_relaxed); }
+inline bool bf16_convert() { return lane_choice<bool, cpu_has_bf16_convert>().load(std::memory_order_relaxed); }
 // Use the conversion (where the CPU has it: false otherwise) or not, from now on.
 inline bool set_bf16_convert(bool on) {
   if (on && !cpu_has_bf16_convert()) return false;
-  lane_choice<cpu_has_bf16_convert>().store(on, std::memory_order_relaxed);
+  lane_choice<bool, cpu_has_bf16_convert>().store(on, std::memory_order_relaxed);
   return true;
 }
 
@@ -224,13 +224,16 @@ inline fma_division cpu_fma_division() {
 #endif
   return fma_division::large_groups;
 }
-inline std::atomic<int>& fma_division_choice() {
-  static std::atomic<int> mode{static_cast<int>(cpu_fma_division())};
-  return mode;
-}
-inline fma_division fma_division_mode() { return static_cast<fma_division>(fma_division_choice().load(std::memory_order_relaxed)); }
+inline fma_division fma_division_mode() { return lane_choice<fma_division, cpu_fma_division>().load(std::memory_order_relaxed); }
 // Use mode m from now on, for every thread.
-inline void set_fma_division(fma_division m) { fma_division_choice().store(static_cast<int>(m), std::memory_order_relaxed); }
+inline void set_fma_division(fma_division m) { lane_choice<fma_division, cpu_fma_division>().store(m, std::memory_order_relaxed); }
+// The mode's name as the enumerator is spelled (benchmark contexts, test names).
+constexpr const char* fma_division_name(fma_division m) {
+  return m == fma_division::never               ? "never"
+         : m == fma_division::large_bf16_groups ? "large_bf16_groups"
+         : m == fma_division::large_groups      ? "large_groups"
+                                                : "everywhere";
+}
 inline bool fma_division_everywhere() { return fma_division_mode() == fma_division::everywhere; }
 // Whether a group of nv vectors takes the FMAs: quantize_put, the put allows it (Put::fma_division); bf16_in,
 // the input is bf16. Always inlined: the lanes call it with vector state live (a call into this generic code

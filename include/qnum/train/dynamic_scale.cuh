@@ -259,8 +259,8 @@ __global__ void ds_begin_kernel(const dynamic_scale_state* states, std::size_t n
   }
 }
 
-// OneGroup: the tensor is one group (per tensor, or one row per row): every chunk's group is 0, entered once, with no
-// group test a chunk (the launcher picks).
+// OneGroup: the tensor is one group (per tensor, or per row of a one-row tensor): every chunk's group is 0, entered
+// once, with no group test a chunk (the launcher picks).
 template <class Residual, bool OneGroup>
 __global__ void ds_scan_kernel(const float* g, const Residual* r, std::size_t n, std::size_t gs, bool vec, chunk_groups cg,
                                dynamic_scale_scratch_header* h) {
@@ -325,7 +325,7 @@ __global__ void ds_prepare_kernel(const dynamic_scale_state* states, std::size_t
 }
 
 // Stochastic: cfg.round.mode == rounding_mode::stochastic, fixed at launch (nearest-even kernels hold no
-// random-number code). OneGroup: as ds_scan_kernel's.
+// random-number code).
 template <class Residual, bool Stochastic>
 __device__ __forceinline__ int8_element grad_element(float g, float r_old, int8_multipliers m, const dynamic_scale_config& cfg,
                                                      std::uint64_t offset, std::size_t i) {
@@ -336,6 +336,7 @@ __device__ __forceinline__ int8_element grad_element(float g, float r_old, int8_
   }
 }
 
+// Stochastic: as grad_element's; OneGroup: as ds_scan_kernel's.
 template <class Residual, bool Stochastic, bool OneGroup>
 __global__ void ds_quantize_kernel(const float* g, std::int8_t* codes, Residual* r, std::size_t n, std::size_t gs, bool vec,
                                    chunk_groups cg, const dynamic_scale_state* states, dynamic_scale_scratch_header* h,
@@ -374,7 +375,7 @@ __global__ void ds_quantize_kernel(const float* g, std::int8_t* codes, Residual*
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         xg[e] = grad_input(x.v[e], rr.v[e]);
-        top = max(top, __float_as_uint(xg[e]) & 0x7FFFFFFFu);
+        top = max(top, __float_as_uint(qnum::detail::abs_bits(xg[e])));
       }
       if (!qnum::detail::is_nonfinite_magnitude(top)) {  // every g' finite (the rule): quantize_grad_finite, one group-max update
 #pragma unroll
