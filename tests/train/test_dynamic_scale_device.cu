@@ -165,57 +165,62 @@ TEST_CASE("fused INT8 gradient pass and its dequantization: host == device over 
 // Every code (-128 included) under states whose scales take every path of the dequantizer: ordinary, tiny and
 // huge scales (products that overflow fp16, and bf16 at -128 * FLT_MAX / 127), +Inf (dq = Inf: 0 * Inf gives the
 // canonical NaN), 0, negative and NaN (dq = 0), for fp32, bf16 and fp16 outputs; contiguous groups of 16 (the chunk
-// loop, whole and partial steps), of 6 (element by element) and one group; an output 2 bytes off its alignment.
+// loop, whole and partial steps), of 6 (element by element) and one group (the one-group kernel: once for each
+// scale); an output 2 bytes off its alignment.
 TEST_CASE("INT8 gradient dequantization: host == device for every code, odd scales and each output type") {
   const float scales[] = {1.0f,     0.37f,     3.0e-38f, 1.0e-45f, 1.0e5f, 3.0e38f, 3.4028235e38f,
                           INFINITY, 0.0f,      -2.0f,    NAN,      8.0e6f,  1.0e-3f, 2.5e9f};
   constexpr int n_scales = sizeof scales / sizeof scales[0];
   for (const std::int64_t gs : {std::int64_t{16}, std::int64_t{6}, std::int64_t{0}}) {
-    for (const std::int64_t cols : {std::int64_t{4096}, std::int64_t{96}}) {
-      const std::int64_t rows = 7;
-      const std::size_t n = static_cast<std::size_t>(rows * cols);
-      const qnum::group_shape groups = gs == 0 ? qnum::per_tensor() : qnum::group_size(gs);
-      if (gs != 0 && cols % gs != 0) continue;
-      const qnum::extent se = qnum::scale_shape(rows, cols, groups);
-      const std::size_t n_groups = static_cast<std::size_t>(se.rows * se.cols);
-      std::vector<std::int8_t> q(n);
-      for (std::size_t i = 0; i < n; ++i) q[i] = static_cast<std::int8_t>(static_cast<std::uint8_t>(i * 37u + i / 256u));
-      std::vector<qnum::dynamic_scale_state> st(n_groups);
-      for (std::size_t k = 0; k < n_groups; ++k) st[k].scale = scales[(k * 5 + static_cast<std::size_t>(gs)) % n_scales];
-      std::int8_t* q_d = qtest::to_device(q);
-      qnum::dynamic_scale_state* st_d = qtest::to_device(st);
-      using qnum::view;
-      const auto qc_h = view(static_cast<const std::int8_t*>(q.data()), rows, cols);
-      const auto qc_d = view(static_cast<const std::int8_t*>(q_d), rows, cols);
-      const auto sc_h = view(static_cast<const qnum::dynamic_scale_state*>(st.data()), se.rows, se.cols);
-      const auto sc_d = view(static_cast<const qnum::dynamic_scale_state*>(st_d), se.rows, se.cols);
-      CAPTURE(gs);
-      CAPTURE(cols);
-      {
-        std::vector<float> h(n);
-        float* d = qtest::to_device(h);
-        REQUIRE(qnum::dequantize_gradient_int8(qc_h, groups, sc_h, view(h.data(), rows, cols)) == qnum::status::ok);
-        REQUIRE(qnum::gpu::launch_dequantize_gradient_int8(qc_d, groups, sc_d, view(d, rows, cols)) == qnum::status::ok);
-        CHECK(std::memcmp(qtest::from_device(d, n).data(), h.data(), n * 4) == 0);
-        cudaFree(d);
-      }
-      for (const qnum::dtype t : {qnum::dtype::bf16, qnum::dtype::fp16}) {
-        for (const std::size_t off : {std::size_t{0}, std::size_t{1}}) {  // off: the output 2 bytes past 16-byte alignment
-          CAPTURE(static_cast<int>(t));
-          CAPTURE(off);
-          std::vector<std::uint16_t> h(n);
-          std::uint16_t* d = qtest::to_device(std::vector<std::uint16_t>(n + 1, 0xABCDu));
-          REQUIRE(qnum::dequantize_gradient_int8(qc_h, groups, sc_h, view(h.data(), rows, cols, -1, t)) == qnum::status::ok);
-          REQUIRE(qnum::gpu::launch_dequantize_gradient_int8(qc_d, groups, sc_d, view(d + off, rows, cols, -1, t)) ==
-                  qnum::status::ok);
-          const std::vector<std::uint16_t> all = qtest::from_device(d, n + 1);
-          CHECK(std::memcmp(all.data() + off, h.data(), n * 2) == 0);
-          CHECK(all[off == 0 ? n : 0] == 0xABCDu);  // nothing written outside the view
+    for (int first = 0; first < (gs == 0 ? n_scales : 1); ++first) {
+      for (const std::int64_t cols : {std::int64_t{4096}, std::int64_t{96}}) {
+        const std::int64_t rows = 7;
+        const std::size_t n = static_cast<std::size_t>(rows * cols);
+        const qnum::group_shape groups = gs == 0 ? qnum::per_tensor() : qnum::group_size(gs);
+        if (gs != 0 && cols % gs != 0) continue;
+        const qnum::extent se = qnum::scale_shape(rows, cols, groups);
+        const std::size_t n_groups = static_cast<std::size_t>(se.rows * se.cols);
+        std::vector<std::int8_t> q(n);
+        for (std::size_t i = 0; i < n; ++i) q[i] = static_cast<std::int8_t>(static_cast<std::uint8_t>(i * 37u + i / 256u));
+        std::vector<qnum::dynamic_scale_state> st(n_groups);
+        for (std::size_t k = 0; k < n_groups; ++k)
+          st[k].scale = scales[(k * 5 + static_cast<std::size_t>(gs) + static_cast<std::size_t>(first)) % n_scales];
+        std::int8_t* q_d = qtest::to_device(q);
+        qnum::dynamic_scale_state* st_d = qtest::to_device(st);
+        using qnum::view;
+        const auto qc_h = view(static_cast<const std::int8_t*>(q.data()), rows, cols);
+        const auto qc_d = view(static_cast<const std::int8_t*>(q_d), rows, cols);
+        const auto sc_h = view(static_cast<const qnum::dynamic_scale_state*>(st.data()), se.rows, se.cols);
+        const auto sc_d = view(static_cast<const qnum::dynamic_scale_state*>(st_d), se.rows, se.cols);
+        CAPTURE(gs);
+        CAPTURE(first);
+        CAPTURE(cols);
+        {
+          std::vector<float> h(n);
+          float* d = qtest::to_device(h);
+          REQUIRE(qnum::dequantize_gradient_int8(qc_h, groups, sc_h, view(h.data(), rows, cols)) == qnum::status::ok);
+          REQUIRE(qnum::gpu::launch_dequantize_gradient_int8(qc_d, groups, sc_d, view(d, rows, cols)) == qnum::status::ok);
+          CHECK(std::memcmp(qtest::from_device(d, n).data(), h.data(), n * 4) == 0);
           cudaFree(d);
         }
+        for (const qnum::dtype t : {qnum::dtype::bf16, qnum::dtype::fp16}) {
+          for (const std::size_t off : {std::size_t{0}, std::size_t{1}}) {  // off: the output 2 bytes past 16-byte alignment
+            CAPTURE(static_cast<int>(t));
+            CAPTURE(off);
+            std::vector<std::uint16_t> h(n);
+            std::uint16_t* d = qtest::to_device(std::vector<std::uint16_t>(n + 1, 0xABCDu));
+            REQUIRE(qnum::dequantize_gradient_int8(qc_h, groups, sc_h, view(h.data(), rows, cols, -1, t)) == qnum::status::ok);
+            REQUIRE(qnum::gpu::launch_dequantize_gradient_int8(qc_d, groups, sc_d, view(d + off, rows, cols, -1, t)) ==
+                    qnum::status::ok);
+            const std::vector<std::uint16_t> all = qtest::from_device(d, n + 1);
+            CHECK(std::memcmp(all.data() + off, h.data(), n * 2) == 0);
+            CHECK(all[off == 0 ? n : 0] == 0xABCDu);  // nothing written outside the view
+            cudaFree(d);
+          }
+        }
+        cudaFree(q_d);
+        cudaFree(st_d);
       }
-      cudaFree(q_d);
-      cudaFree(st_d);
     }
   }
 }

@@ -516,15 +516,16 @@ __device__ __forceinline__ void dequant_store4(void* out, std::size_t i, unsigne
 // Chunks of 4 codes (one 4-byte load, one 16- or 8-byte store) when vec (group size % 4 == 0, aligned pointers),
 // 4 chunks per thread and step, chunk u of thread t at (step base + u * ds_threads + t): every warp access is
 // contiguous; a step whose chunks all lie inside the tensor takes them without a test each. The group's dq (and
-// whether it is finite) is rebuilt only when the group changes. T: the output format, fixed by the launcher.
-template <dtype T>
+// whether it is finite) is rebuilt only when the group changes; OneGroup (a tensor of one group, per tensor: the
+// launcher picks) reads it once, and its chunks take no group test. T: the output format, fixed by the launcher.
+template <dtype T, bool OneGroup>
 __global__ void dequant_kernel(const std::int8_t* codes, std::size_t n, std::size_t gs, bool vec, chunk_groups cg,
                                const dynamic_scale_state* states, void* out) {
-  std::size_t cur = ~std::size_t{0};
-  float dq = 0.0f;
-  bool finite = true;
+  std::size_t cur = OneGroup ? 0 : ~std::size_t{0};
+  float dq = OneGroup ? int8_state_dq(states[0]) : 0.0f;
+  bool finite = dq <= qnum::detail::flt_max;
   const auto dq_of = [&](std::size_t k) {
-    if (k != cur) {
+    if (!OneGroup && k != cur) {
       cur = k;
       dq = int8_state_dq(states[k]);
       finite = dq <= qnum::detail::flt_max;
@@ -547,7 +548,7 @@ __global__ void dequant_kernel(const std::int8_t* codes, std::size_t n, std::siz
 #pragma unroll
       for (unsigned u = 0; u < U; ++u) {
         const std::size_t c = base + std::size_t{u} * ds_threads;
-        d[u] = decltype(whole)::value || c < chunks ? dq_of(cg.of(c)) : 0.0f;
+        d[u] = OneGroup ? dq : decltype(whole)::value || c < chunks ? dq_of(cg.of(c)) : 0.0f;
         all_finite = all_finite && finite;
       }
       const auto store = [&](auto fin) {
@@ -565,7 +566,7 @@ __global__ void dequant_kernel(const std::int8_t* codes, std::size_t n, std::siz
   }
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
        i += std::size_t{gridDim.x} * blockDim.x) {
-    const std::uint32_t b = dequant_store_bits(int8_dequant(codes[i], dq_of(i / gs)), T);
+    const std::uint32_t b = dequant_store_bits(int8_dequant(codes[i], OneGroup ? dq : dq_of(i / gs)), T);
     if (T == dtype::fp32) {
       static_cast<std::uint32_t*>(out)[i] = b;
     } else {
@@ -655,9 +656,15 @@ status launch_dequantize_gradient_int8(matrix_view<const std::int8_t> codes, gro
   const bool vec = gs % 4 == 0 && aligned(codes.data, 4) && aligned(out.data, t == dtype::fp32 ? 16 : 8);
   const unsigned blocks = detail::grid_for(vec ? n / 16 : n, detail::ds_threads);
   const detail::chunk_groups cg(n, gs);
-  if (t == dtype::fp32) detail::dequant_kernel<dtype::fp32><<<blocks, detail::ds_threads, 0, stream>>>(codes.data, n, gs, vec, cg, states.data, out.data);
-  else if (t == dtype::bf16) detail::dequant_kernel<dtype::bf16><<<blocks, detail::ds_threads, 0, stream>>>(codes.data, n, gs, vec, cg, states.data, out.data);
-  else detail::dequant_kernel<dtype::fp16><<<blocks, detail::ds_threads, 0, stream>>>(codes.data, n, gs, vec, cg, states.data, out.data);
+  // the kernel with the output format and the group count's case fixed: one group (no group test a chunk) or several
+  const auto dequant = [&](auto one_group) {
+    constexpr bool One = decltype(one_group)::value;
+    if (t == dtype::fp32) detail::dequant_kernel<dtype::fp32, One><<<blocks, detail::ds_threads, 0, stream>>>(codes.data, n, gs, vec, cg, states.data, out.data);
+    else if (t == dtype::bf16) detail::dequant_kernel<dtype::bf16, One><<<blocks, detail::ds_threads, 0, stream>>>(codes.data, n, gs, vec, cg, states.data, out.data);
+    else detail::dequant_kernel<dtype::fp16, One><<<blocks, detail::ds_threads, 0, stream>>>(codes.data, n, gs, vec, cg, states.data, out.data);
+  };
+  if (a.n_groups == 1) dequant(std::true_type{});
+  else dequant(std::false_type{});
   return from_cuda(cudaGetLastError());
 }
 
