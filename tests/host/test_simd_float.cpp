@@ -524,9 +524,11 @@ TEST_CASE("GGUF Q8_0/Q4_0/Q4_1 writers: lanes == block definitions, every target
     }
     REQUIRE(std::count(block_overflow.begin(), block_overflow.end(), true) > 0);  // the huge blocks
     each_target([&](qnum::simd_target) {
-      // One call for every block (longer than the lanes' one-pass chunk of 1024 blocks), and calls of 37 blocks
-      // (one chunk each, ending in a partial batch).
-      for (std::int64_t row : {nb, std::int64_t{37}}) {
+      // One call for every block (longer than the staged rows' 256 blocks), calls of 37 blocks (ending in a
+      // partial batch), and rows of one to three batches of every target and either side of 256 blocks.
+      for (std::int64_t row : {nb, std::int64_t{37}, std::int64_t{1}, std::int64_t{4}, std::int64_t{5}, std::int64_t{8},
+                               std::int64_t{9}, std::int64_t{16}, std::int64_t{17}, std::int64_t{24}, std::int64_t{33},
+                               std::int64_t{48}, std::int64_t{49}, std::int64_t{256}, std::int64_t{257}}) {
         std::vector<std::uint8_t> got(want.size(), 0xCD);
         for (std::int64_t b0 = 0; b0 < nb; b0 += row) {
           const std::int64_t n = std::min(row, nb - b0);
@@ -541,10 +543,17 @@ TEST_CASE("GGUF Q8_0/Q4_0/Q4_1 writers: lanes == block definitions, every target
                         static_cast<long long>(row), i / static_cast<std::size_t>(bb), i % static_cast<std::size_t>(bb), got[i], want[i]);
         }
         CHECK(bad == 0);
-        // A non-finite element in the first, a middle or the last block of a call: non_finite, nothing written.
+        // A non-finite element in any block of a short call (every batch: the writers compute a batch's statistics
+        // one batch ahead of its codes), or the first, a middle or the last block of a long one: non_finite,
+        // nothing written.
+        std::vector<std::int64_t> ats;
+        if (row <= 49)
+          for (std::int64_t b = 0; b < row; ++b) ats.push_back(b * 32 + (b * 7) % 32);
+        else
+          ats = {0, row / 2 * 32 + 17, row * 32 - 7};
         for (float bad_x : {std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
                             -std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::quiet_NaN()}) {
-          for (std::int64_t at : {std::int64_t{0}, row / 2 * 32 + 17, row * 32 - 7}) {
+          for (std::int64_t at : ats) {
             std::vector<float> y(x.begin(), x.begin() + row * 32);
             y[static_cast<std::size_t>(at)] = bad_x;
             std::vector<std::uint8_t> o(static_cast<std::size_t>(row * bb), 0xCD);
