@@ -265,3 +265,22 @@ TEST_CASE("pack_int4x8_ints (the device's W4A16 word from integers) == nibble i 
   CHECK(qnum::detail::pack_int4x8_ints(highs) == 0xFFFFFFFFu);
   CHECK(qnum::detail::pack_int4x8_ints(mixed) == 0x3B6F0987u);
 }
+
+TEST_CASE("pack_int4x8_codes (gpu::pack_int4x8: the W4A16 word from codes) == pack_int4x8_ints of their integers") {
+  // Every byte (either high nibble) at every position, the other seven random, then 2^20 random code bytes; the
+  // integer of a code is its low nibble as two's complement.
+  long bad = 0;
+  for (std::uint64_t t = 0; t < (1u << 20) + 8 * 256 * 16; ++t) {
+    std::uint8_t c[8];
+    int q[8];
+    for (int i = 0; i < 8; ++i) {
+      c[i] = static_cast<std::uint8_t>(qnum::random_bits(43, t * 8 + static_cast<std::uint64_t>(i)));
+      if (t < 8 * 256 * 16 && i == static_cast<int>(t / (256 * 16))) c[i] = static_cast<std::uint8_t>((t / 16) % 256);
+      q[i] = static_cast<int>(c[i] & 0xFu) - ((c[i] & 0x8u) != 0 ? 16 : 0);
+    }
+    if (qnum::detail::pack_int4x8_codes(c) != qnum::detail::pack_int4x8_ints(q)) ++bad;
+  }
+  CHECK(bad == 0);
+  const std::uint8_t codes[8] = {0x0F, 0x00, 0x01, 0x08, 0x07, 0xFE, 0x03, 0x3B};  // -1 0 1 -8 7 -2 3 -5
+  CHECK(qnum::detail::pack_int4x8_codes(codes) == 0x3B6F0987u);
+}

@@ -118,6 +118,14 @@ QNUM_HD std::uint32_t pack_int4x8_ints(const int (&q)[8]) {
   for (int i = 6; i >= 0; --i) w = (w << 4) + static_cast<std::uint32_t>(q[i]);
   return w + 0x88888888u;
 }
+// The same word from the 8 codes (two's complement in the low nibble of each byte; the high nibble is ignored):
+// nibble i = (code_i + 8) & 0xF, which is q_i + 8 for the code of q_i (gpu::pack_int4x8; the same word as
+// pack_int4x8_ints of the integers, test_quantize checks every byte at every position).
+QNUM_HD std::uint32_t pack_int4x8_codes(const std::uint8_t (&codes)[8]) {
+  std::uint32_t w = 0u;
+  for (int i = 0; i < 8; ++i) w |= ((static_cast<std::uint32_t>(codes[i]) + 8u) & 0xFu) << (4 * i);
+  return w;
+}
 template <class F>
 QNUM_HD int quantize_int_rne_by_cvt(const scheme<F>& s, const group_params& p, float x) {
   return quantize_int_rne_scaled(s, p, scaled_value(s, p, x));

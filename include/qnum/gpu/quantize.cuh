@@ -592,10 +592,7 @@ __device__ __forceinline__ void dequantize_fragment(const scheme<F>& s, const gr
 // compressed-tensors pack-quantized word of 8 signed 4-bit codes (two's complement in the low nibble):
 // nibble i = (q_i + 8) & 0xF, element 0 in the lowest nibble.
 __device__ __forceinline__ std::uint32_t pack_int4x8(const std::uint8_t (&codes)[8]) {
-  std::uint32_t w = 0u;
-#pragma unroll
-  for (int i = 0; i < 8; ++i) w |= ((static_cast<std::uint32_t>(codes[i]) + 8u) & 0xFu) << (4 * i);
-  return w;
+  return qnum::detail::pack_int4x8_codes(codes);
 }
 
 struct merge_stats_op {
