@@ -62,6 +62,14 @@ inline status dynamic_scale_status(const dynamic_scale_scratch_header& h) {
 
 namespace detail {
 
+// f(std::true_type{}) for a tensor of one group, f(std::false_type{}) for several: the launchers fix the kernels'
+// group-count case here (one group: no group lookup or group-change test a chunk).
+template <class F>
+inline void with_group_count(std::size_t n_groups, F&& f) {
+  if (n_groups == 1) f(std::true_type{});
+  else f(std::false_type{});
+}
+
 inline __device__ dynamic_scale_group_scratch* groups_of(dynamic_scale_scratch_header* h) {
   return reinterpret_cast<dynamic_scale_group_scratch*>(h + 1);
 }
@@ -478,8 +486,7 @@ status launch_quantize_gradient_int8(matrix_view<const float> g, group_shape gro
       detail::ds_quantize_kernel<Residual, false, One><<<eb, threads, 0, stream>>>(g.data, codes.data, r, n, gs, vec, cg, states.data, h, cfg);
     }
   };
-  if (n_groups == 1) element_kernels(std::true_type{});
-  else element_kernels(std::false_type{});
+  detail::with_group_count(n_groups, element_kernels);
   detail::ds_finish_kernel<><<<gb, threads, 0, stream>>>(states.data, n_groups, n, h);
   return from_cuda(cudaGetLastError());
 }
@@ -663,8 +670,7 @@ status launch_dequantize_gradient_int8(matrix_view<const std::int8_t> codes, gro
     else if (t == dtype::bf16) detail::dequant_kernel<dtype::bf16, One><<<blocks, detail::ds_threads, 0, stream>>>(codes.data, n, gs, vec, cg, states.data, out.data);
     else detail::dequant_kernel<dtype::fp16, One><<<blocks, detail::ds_threads, 0, stream>>>(codes.data, n, gs, vec, cg, states.data, out.data);
   };
-  if (a.n_groups == 1) dequant(std::true_type{});
-  else dequant(std::false_type{});
+  detail::with_group_count(a.n_groups, dequant);
   return from_cuda(cudaGetLastError());
 }
 
