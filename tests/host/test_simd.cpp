@@ -269,6 +269,48 @@ TEST_CASE("host lanes == per-element definition: an input beyond the caches (the
   });
 }
 
+TEST_CASE("host lanes == per-element definition: 2D blocks in runs of a block row, with blocks sent one at a time between") {
+  // The banded path reads up to 64 blocks of a block row at a time (a run) and takes `lanes` of them at once
+  // (a chunk); a chunk with a NaN, an Inf or parameters the lanes do not cover goes one block at a time, and the
+  // run's codes pass steps over it. Finite data with such blocks planted between finite chunks of one run, rows
+  // of 70 blocks (a run of 64 and one of 6) and of 17, a partial last band, a stride past the row.
+  struct planted {
+    std::int64_t r, c;
+    float x;
+  };
+  const struct {
+    shape sh;
+    std::vector<planted> bad;
+  } cases[] = {
+      {{20, 1120, 1130, qnum::block(8, 16)},
+       {{3, 9 * 16 + 5, std::numeric_limits<float>::quiet_NaN()},        // band 0, chunk 1 (8 lanes) or 0 (16)
+        {4, 40 * 16, -std::numeric_limits<float>::infinity()},         // band 0, chunk 5 or 2
+        {9, 66 * 16 + 15, std::numeric_limits<float>::infinity()},     // band 1, the second run
+        {17, 3 * 16 + 1, 3.0e38f}}},                                   // band 2 (4 rows): huge, still finite
+      {{12, 1088, 1088, qnum::block(8, 64)}, {{0, 8 * 64, std::numeric_limits<float>::quiet_NaN()}, {10, 16 * 64 + 63, -3.0e38f}}},
+  };
+  std::uint64_t seed = 301;
+  for (const auto& cs : cases) {
+    const shape& sh = cs.sh;
+    std::vector<float> src(static_cast<std::size_t>(sh.rows * sh.stride));
+    for (std::int64_t r = 0; r < sh.rows; ++r)
+      for (std::int64_t c = 0; c < sh.stride; ++c) {
+        const std::uint64_t i = static_cast<std::uint64_t>(r * sh.stride + c);
+        const std::uint32_t a = qnum::random_bits(seed, i);
+        // each block its own magnitude, so that a scale applied to the wrong block shows
+        const int e = static_cast<int>((r / 8 * 7 + c / 16 * 3) % 23) - 11;
+        src[i] = std::ldexp(static_cast<float>(static_cast<std::int32_t>(a)) / 2147483648.0f, e);
+      }
+    ++seed;
+    for (const planted& p : cs.bad) src[static_cast<std::size_t>(p.r * sh.stride + p.c)] = p.x;
+    run_case<qnum::qint8, float, float>(qnum::presets::int8_sym, sh, src, 0.0f, "int8_sym runs of blocks");
+    run_case<qnum::quint4, std::uint16_t, float>(qnum::presets::torchao_uint4_asym, sh, src, 0.0f, "uint4 asym runs of blocks");
+    run_case<qnum::fp8_e4m3, float, std::uint16_t>(qnum::presets::deepgemm_fp8, sh, src, 0.0f, "deepgemm_fp8 runs of blocks");
+    run_case<qnum::fp8_e4m3, std::uint16_t, std::uint16_t>(qnum::presets::deepgemm_fp8_ue8m0, sh, src, 0.0f,
+                                                           "deepgemm_fp8_ue8m0 runs of blocks");
+  }
+}
+
 TEST_CASE("host lanes == per-element definition: integer presets") {
   namespace p = qnum::presets;
   run_all(p::slime_int4_qat, "slime_int4_qat");
