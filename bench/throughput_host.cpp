@@ -37,18 +37,24 @@ namespace {
 
 constexpr std::int64_t G = 128;  // group size of every grouped operation here
 
-// Inputs shared by all benchmarks of a size (built once).
+// Inputs shared by all benchmarks of a size (built once). Every buffer of these benchmarks, input, output, codes
+// and scales, is 64-byte aligned (qbench::aligned_vector, qbench::aligned_buffer), as a tensor allocator gives
+// them, so that they all sit at the same offset in their pages. From DRAM the rates depend on those offsets: a
+// std::vector of this size sits 16 bytes past a page boundary, and with such inputs beside 64-byte aligned
+// outputs fp32 fake quantization ran 0.7-0.75x (the loads of the codes loop alias the previous vectors' stores
+// modulo 4 KiB) and quantization 1.04-1.10x (docs/performance.md, "buffer placement").
 struct inputs {
   std::int64_t n = 0;
-  std::vector<float> f32;
-  std::vector<std::uint16_t> b16;
+  qbench::aligned_vector<float> f32;
+  qbench::aligned_vector<std::uint16_t> b16;
 };
 inputs& data(std::int64_t n) {
   static inputs cache[3];
   inputs& c = n == 512 ? cache[0] : n == 4096 ? cache[1] : cache[2];
   if (c.n != n) {
     c.n = n;
-    c.f32 = qbench::normal_data(static_cast<std::size_t>(n * n), 7);
+    const std::vector<float> v = qbench::normal_data(static_cast<std::size_t>(n * n), 7);
+    c.f32.assign(v.begin(), v.end());
     c.b16.resize(c.f32.size());
     for (std::size_t i = 0; i < c.f32.size(); ++i) c.b16[i] = qnum::to_bf16(c.f32[i]);
   }
@@ -103,8 +109,8 @@ template <class T, class Scheme, std::int64_t GS>
 void bm_quantize(benchmark::State& s) {
   const std::int64_t n = s.range(0);
   inputs& in = data(n);
-  std::vector<std::uint8_t> codes(static_cast<std::size_t>(n * n));
-  std::vector<float> scales(static_cast<std::size_t>(n * n / GS));
+  qbench::aligned_vector<std::uint8_t> codes(static_cast<std::size_t>(n * n));
+  qbench::aligned_vector<float> scales(static_cast<std::size_t>(n * n / GS));
   for (auto _ : s) {
     const auto st = qnum::quantize(Scheme{}(), qnum::view<const T>(input_of<T>(in), n, n), qnum::group_size(GS),
                                    qnum::view(codes.data(), n, n), qnum::scales_of(scales.data(), n, n / GS));
@@ -149,8 +155,8 @@ template <class P>
 struct preset_buffers {
   static constexpr bool asym = P::scheme.kind == qnum::scheme_kind::asymmetric;
   std::int64_t n, sr, sc;
-  std::vector<std::uint8_t> codes, scales;
-  std::vector<std::int32_t> zeros;
+  qbench::aligned_vector<std::uint8_t> codes, scales;
+  qbench::aligned_vector<std::int32_t> zeros;
   explicit preset_buffers(std::int64_t n_) : n(n_) {
     const qnum::extent se = qnum::scale_shape(n, n, P::groups);
     sr = se.rows;
@@ -225,7 +231,7 @@ void bm_gguf(benchmark::State& s) {
   const std::int64_t n = s.range(0);
   inputs& in = data(n);
   const std::int64_t rb = qnum::gguf::row_bytes(T, n);
-  std::vector<std::uint8_t> out(static_cast<std::size_t>(n * rb));
+  qbench::aligned_vector<std::uint8_t> out(static_cast<std::size_t>(n * rb));
   for (auto _ : s) {
     for (std::int64_t r = 0; r < n; ++r) {
       const auto st = qnum::gguf::quantize(T, qnum::view(in.f32.data() + r * n, n), qnum::view(out.data() + r * rb, rb));
@@ -241,7 +247,7 @@ void bm_ref_gguf(benchmark::State& s) {
   const std::int64_t n = s.range(0);
   inputs& in = data(n);
   const int bb = qnum::gguf::block_bytes(T);
-  std::vector<std::uint8_t> out(static_cast<std::size_t>(n * n / 32 * bb));
+  qbench::aligned_vector<std::uint8_t> out(static_cast<std::size_t>(n * n / 32 * bb));
   for (auto _ : s) {
     for (std::int64_t b = 0; b < n * n / 32; ++b) {
       const float* x = in.f32.data() + b * 32;
@@ -270,7 +276,7 @@ void bm_ggml(benchmark::State& s) {
   const std::int64_t n = s.range(0);
   inputs& in = data(n);
   const std::int64_t rb = qnum::gguf::row_bytes(T, n);
-  std::vector<std::uint8_t> out(static_cast<std::size_t>(n * rb));
+  qbench::aligned_vector<std::uint8_t> out(static_cast<std::size_t>(n * rb));
   const ggml_from_float_t fn = ggml_quantizer(T, Simd);
   for (auto _ : s) {
     for (std::int64_t r = 0; r < n; ++r) fn(in.f32.data() + r * n, out.data() + r * rb, n);
@@ -288,7 +294,7 @@ bool ggml_bytes_agree(const std::vector<std::int64_t>& sizes) {
     for (const auto t : {qnum::gguf::type::q8_0, qnum::gguf::type::q4_0, qnum::gguf::type::q4_1}) {
       const std::int64_t rb = qnum::gguf::row_bytes(t, n);
       const std::size_t bytes = static_cast<std::size_t>(n * rb);
-      std::vector<std::uint8_t> mine(bytes), ref(bytes), simd(bytes);
+      qbench::aligned_vector<std::uint8_t> mine(bytes), ref(bytes), simd(bytes);
       if (qnum::gguf::quantize(t, qnum::view<const float>(in.f32.data(), n, n), qnum::view(mine.data(), n, rb)) != qnum::status::ok)
         ok = false;
       for (std::int64_t r = 0; r < n; ++r) {
@@ -316,8 +322,8 @@ void bm_scalar_quantize(benchmark::State& s) {
   const std::int64_t n = s.range(0);
   inputs& in = data(n);
   const T* x = input_of<T>(in);
-  std::vector<std::int8_t> codes(static_cast<std::size_t>(n * n));
-  std::vector<float> scales(static_cast<std::size_t>(n * n / G));
+  qbench::aligned_vector<std::int8_t> codes(static_cast<std::size_t>(n * n));
+  qbench::aligned_vector<float> scales(static_cast<std::size_t>(n * n / G));
   for (auto _ : s) {
     for (std::int64_t g = 0; g < n * n / G; ++g) {
       float amax = 0.0f;
@@ -338,10 +344,10 @@ template <class T>
 void bm_quantize_pack(benchmark::State& s) {
   const std::int64_t n = s.range(0);
   inputs& in = data(n);
-  std::vector<std::uint8_t> codes(static_cast<std::size_t>(n * n));
-  std::vector<float> scales(static_cast<std::size_t>(n * n / G));
+  qbench::aligned_vector<std::uint8_t> codes(static_cast<std::size_t>(n * n));
+  qbench::aligned_vector<float> scales(static_cast<std::size_t>(n * n / G));
   const qnum::extent pe = qnum::pack_int32_shape(n, n, 4, qnum::packed_dim::cols);
-  std::vector<std::uint32_t> packed(static_cast<std::size_t>(pe.rows * pe.cols));
+  qbench::aligned_vector<std::uint32_t> packed(static_cast<std::size_t>(pe.rows * pe.cols));
   for (auto _ : s) {
     auto st = qnum::quantize(qnum::presets::ct_w4a16_sym, qnum::view<const T>(input_of<T>(in), n, n), qnum::presets::ct_group128,
                              qnum::view(codes.data(), n, n), qnum::scales_of(scales.data(), n, n / G));
@@ -357,9 +363,9 @@ template <class T>
 void bm_quantize_pack_fused(benchmark::State& s) {
   const std::int64_t n = s.range(0);
   inputs& in = data(n);
-  std::vector<float> scales(static_cast<std::size_t>(n * n / G));
+  qbench::aligned_vector<float> scales(static_cast<std::size_t>(n * n / G));
   const qnum::extent pe = qnum::pack_int32_shape(n, n, 4, qnum::packed_dim::cols);
-  std::vector<std::uint32_t> packed(static_cast<std::size_t>(pe.rows * pe.cols));
+  qbench::aligned_vector<std::uint32_t> packed(static_cast<std::size_t>(pe.rows * pe.cols));
   for (auto _ : s) {
     const auto st = qnum::ct::quantize_pack_weight(qnum::presets::ct_w4a16_sym, qnum::view<const T>(input_of<T>(in), n, n),
                                                    G, qnum::view(packed.data(), pe.rows, pe.cols), qnum::scales_of(scales.data(), n, n / G));
@@ -374,8 +380,8 @@ void bm_scalar_quantize_pack(benchmark::State& s) {
   const std::int64_t n = s.range(0);
   inputs& in = data(n);
   const T* x = input_of<T>(in);
-  std::vector<float> scales(static_cast<std::size_t>(n * n / G));
-  std::vector<std::uint32_t> packed(static_cast<std::size_t>(n * n / 8));
+  qbench::aligned_vector<float> scales(static_cast<std::size_t>(n * n / G));
+  qbench::aligned_vector<std::uint32_t> packed(static_cast<std::size_t>(n * n / 8));
   for (auto _ : s) {
     for (std::int64_t g = 0; g < n * n / G; ++g) {
       float amax = 0.0f;
@@ -406,7 +412,7 @@ void bm_ct_fp4(benchmark::State& s) {
   inputs& in = data(n);
   const auto kind = Nv ? qnum::ct::fp4_kind::nvfp4 : qnum::ct::fp4_kind::mxfp4;
   const std::int64_t g = qnum::ct::fp4_group_size(kind);
-  std::vector<std::uint8_t> packed(static_cast<std::size_t>(n * n / 2)), scales(static_cast<std::size_t>(n * n / g));
+  qbench::aligned_vector<std::uint8_t> packed(static_cast<std::size_t>(n * n / 2)), scales(static_cast<std::size_t>(n * n / g));
   const float global = qnum::presets::ct_nvfp4_global_scale(8.0f);
   for (auto _ : s) {
     const auto st = qnum::ct::quantize_pack_fp4(kind, qnum::view<const T>(input_of<T>(in), n, n), global,
@@ -425,7 +431,7 @@ void bm_scalar_ct_fp4(benchmark::State& s) {
   const std::int64_t g = qnum::ct::fp4_group_size(kind);
   const T* x = input_of<T>(in);
   const qnum::dtype t = sizeof(T) == 2 ? qnum::dtype::bf16 : qnum::dtype::fp32;
-  std::vector<std::uint8_t> packed(static_cast<std::size_t>(n * n / 2)), scales(static_cast<std::size_t>(n * n / g));
+  qbench::aligned_vector<std::uint8_t> packed(static_cast<std::size_t>(n * n / 2)), scales(static_cast<std::size_t>(n * n / g));
   const float global = qnum::presets::ct_nvfp4_global_scale(8.0f);
   std::uint8_t c[32];
   for (auto _ : s) {
@@ -443,8 +449,8 @@ void bm_scalar_ct_fp4(benchmark::State& s) {
 // ---- dequantize INT8 g128 codes to fp32 / bf16 --------------------------------------------------------
 struct int8_codes {
   std::int64_t n = 0;
-  std::vector<std::uint8_t> codes;
-  std::vector<float> scales;
+  qbench::aligned_vector<std::uint8_t> codes;
+  qbench::aligned_vector<float> scales;
 };
 int8_codes& codes_for(std::int64_t n) {
   static int8_codes c[3];
@@ -462,7 +468,7 @@ template <class T>
 void bm_dequantize(benchmark::State& s) {
   const std::int64_t n = s.range(0);
   int8_codes& k = codes_for(n);
-  std::vector<T> out(static_cast<std::size_t>(n * n));
+  qbench::aligned_vector<T> out(static_cast<std::size_t>(n * n));
   for (auto _ : s) {
     const auto st = qnum::dequantize(int8_sym, qnum::view<const std::uint8_t>(k.codes.data(), n, n), qnum::group_size(G),
                                      qnum::scales_of(k.scales.data(), n, n / G), {}, qnum::view(out.data(), n, n));
@@ -476,7 +482,7 @@ template <class T>
 void bm_scalar_dequantize(benchmark::State& s) {
   const std::int64_t n = s.range(0);
   int8_codes& k = codes_for(n);
-  std::vector<T> out(static_cast<std::size_t>(n * n));
+  qbench::aligned_vector<T> out(static_cast<std::size_t>(n * n));
   for (auto _ : s) {
     for (std::int64_t i = 0; i < n * n; ++i)
       st(out.data(), i, static_cast<float>(static_cast<std::int8_t>(k.codes[static_cast<std::size_t>(i)])) * k.scales[static_cast<std::size_t>(i / G)]);
@@ -520,7 +526,7 @@ void bm_scalar_fake_quant(benchmark::State& s) {
   const std::int64_t n = s.range(0);
   inputs& in = data(n);
   const T* x = input_of<T>(in);
-  std::vector<T> out(static_cast<std::size_t>(n * n));
+  qbench::aligned_vector<T> out(static_cast<std::size_t>(n * n));
   for (auto _ : s) {
     for (std::int64_t g = 0; g < n * n / G; ++g) {
       float amax = 0.0f;
@@ -541,8 +547,8 @@ template <class R>
 void bm_grad_int8(benchmark::State& s) {
   const std::int64_t n = s.range(0);
   inputs& in = data(n);
-  std::vector<std::int8_t> codes(static_cast<std::size_t>(n * n));
-  std::vector<R> residual(static_cast<std::size_t>(n * n));
+  qbench::aligned_vector<std::int8_t> codes(static_cast<std::size_t>(n * n));
+  qbench::aligned_vector<R> residual(static_cast<std::size_t>(n * n));
   qnum::dynamic_scale_state state{};
   qnum::dynamic_scale_config cfg{};
   cfg.on_nonfinite = qnum::nonfinite_policy::zero_elements;
@@ -562,8 +568,8 @@ void bm_scalar_grad_int8(benchmark::State& s) {
   const std::int64_t n = s.range(0);
   inputs& in = data(n);
   const float* g = in.f32.data();
-  std::vector<std::int8_t> codes(static_cast<std::size_t>(n * n));
-  std::vector<R> residual(static_cast<std::size_t>(n * n));
+  qbench::aligned_vector<std::int8_t> codes(static_cast<std::size_t>(n * n));
+  qbench::aligned_vector<R> residual(static_cast<std::size_t>(n * n));
   float scale = 4.0f, amax_prev = 4.0f;
   for (auto _ : s) {
     scale = 0.99f * scale + 0.01f * amax_prev;
