@@ -22,29 +22,11 @@ inline void set_counters(benchmark::State& st, std::int64_t elements, std::int64
   st.SetBytesProcessed(st.iterations() * bytes);
 }
 
-// An output array aligned to 64 bytes, as tensor allocators give them (PyTorch's CPU allocator aligns to 64),
-// so that the library's aligned-output paths (streaming stores) are what the benchmarks measure.
-template <class T>
-class aligned_buffer {
- public:
-  explicit aligned_buffer(std::size_t n)
-      : n_(n), p_(static_cast<T*>(std::aligned_alloc(64, (n * sizeof(T) + 63) / 64 * 64))) {
-    if (p_ == nullptr) throw std::bad_alloc();
-    std::fill(p_, p_ + n_, T{});
-  }
-  aligned_buffer(const aligned_buffer&) = delete;
-  aligned_buffer& operator=(const aligned_buffer&) = delete;
-  ~aligned_buffer() { std::free(p_); }
-  T* data() { return p_; }
-  std::size_t size() const { return n_; }
-
- private:
-  std::size_t n_;
-  T* p_;
-};
-
-// A vector whose storage is aligned to 64 bytes (the benchmarks' inputs: tensor allocators align every tensor,
-// input and output alike, to 64).
+// A vector whose storage is aligned to 64 bytes, as tensor allocators align every tensor, input and output alike
+// (PyTorch's CPU allocator: 64): every buffer of the benchmarks, so that the library's aligned-output paths
+// (streaming stores) are what they measure, and so that large buffers share one offset in their pages (glibc maps
+// each on pages of its own), which from DRAM decides how loads and stores alias modulo 4 KiB (docs/performance.md).
+// Elements are value-initialised (zero) on construction.
 template <class T>
 struct aligned_allocator {
   using value_type = T;

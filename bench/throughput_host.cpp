@@ -38,11 +38,11 @@ namespace {
 constexpr std::int64_t G = 128;  // group size of every grouped operation here
 
 // Inputs shared by all benchmarks of a size (built once). Every buffer of these benchmarks, input, output, codes
-// and scales, is 64-byte aligned (qbench::aligned_vector, qbench::aligned_buffer), as a tensor allocator gives
-// them, so that they all sit at the same offset in their pages. From DRAM the rates depend on those offsets: a
-// std::vector of this size sits 16 bytes past a page boundary, and with such inputs beside 64-byte aligned
-// outputs fp32 fake quantization ran 0.7-0.75x (the loads of the codes loop alias the previous vectors' stores
-// modulo 4 KiB) and quantization 1.04-1.10x (docs/performance.md, "buffer placement").
+// and scales, is a qbench::aligned_vector, as a tensor allocator gives them: the large ones all sit at the same
+// offset in their pages. From DRAM the rates depend on those offsets: a std::vector of this size sits 16 bytes
+// past a page boundary, and with such inputs beside 64-byte aligned outputs fp32 fake quantization ran 0.7-0.75x
+// (the loads of the codes loop alias the previous vectors' stores modulo 4 KiB) and quantization 1.04-1.10x
+// (docs/performance.md, "buffer placement").
 struct inputs {
   std::int64_t n = 0;
   qbench::aligned_vector<float> f32;
@@ -87,7 +87,7 @@ const auto int8_sym = qnum::presets::int8_sym;
 void bm_copy(benchmark::State& s) {
   const std::int64_t n = s.range(0);
   inputs& in = data(n);
-  qbench::aligned_buffer<float> out(in.f32.size());
+  qbench::aligned_vector<float> out(in.f32.size());
   for (auto _ : s) {
     std::memcpy(out.data(), in.f32.data(), in.f32.size() * 4);
     benchmark::DoNotOptimize(out.data());
@@ -188,7 +188,7 @@ template <class T, class P>
 void bm_fake_quant_preset(benchmark::State& s) {
   const std::int64_t n = s.range(0);
   inputs& in = data(n);
-  qbench::aligned_buffer<T> out(static_cast<std::size_t>(n * n));
+  qbench::aligned_vector<T> out(static_cast<std::size_t>(n * n));
   const float outer = outer_of<T, P>(input_of<T>(in), n);
   for (auto _ : s) {
     const auto st = qnum::fake_quantize(P::scheme, qnum::view<const T>(input_of<T>(in), n, n), P::groups, qnum::view(out.data(), n, n),
@@ -213,7 +213,7 @@ void bm_dequantize_preset(benchmark::State& s) {
     s.SkipWithError("quantize failed");
     return;
   }
-  qbench::aligned_buffer<T> out(static_cast<std::size_t>(n * n));
+  qbench::aligned_vector<T> out(static_cast<std::size_t>(n * n));
   for (auto _ : s) {
     const auto st = qnum::dequantize(P::scheme, qnum::view<const std::uint8_t>(b.codes.data(), n, n), P::groups, b.sv(),
                                      qnum::matrix_view<const std::int32_t>(b.zv()), qnum::view(out.data(), n, n), outer);
@@ -497,7 +497,7 @@ template <class T, int GS = G>
 void bm_fake_quant(benchmark::State& s) {
   const std::int64_t n = s.range(0);
   inputs& in = data(n);
-  qbench::aligned_buffer<T> out(static_cast<std::size_t>(n * n));
+  qbench::aligned_vector<T> out(static_cast<std::size_t>(n * n));
   for (auto _ : s) {
     const auto st = qnum::fake_quantize(int8_sym, qnum::view<const T>(input_of<T>(in), n, n), qnum::group_size(GS),
                                         qnum::view(out.data(), n, n));
@@ -511,7 +511,7 @@ void bm_fake_quant(benchmark::State& s) {
 void bm_fake_quant_slime_bf16(benchmark::State& s) {
   const std::int64_t n = s.range(0);
   inputs& in = data(n);
-  qbench::aligned_buffer<std::uint16_t> out(static_cast<std::size_t>(n * n));
+  qbench::aligned_vector<std::uint16_t> out(static_cast<std::size_t>(n * n));
   for (auto _ : s) {
     const auto st = qnum::fake_quantize(qnum::presets::slime_int4_qat, qnum::view<qnum::bf16>(in.b16.data(), n, n),
                                         qnum::group_size(32), qnum::view<qnum::bf16>(out.data(), n, n));
