@@ -169,14 +169,19 @@ struct preset_buffers {
   qnum::matrix_view<std::int32_t> zv() { return asym ? qnum::view(zeros.data(), sr, sc) : qnum::matrix_view<std::int32_t>{}; }
   std::int64_t side_bytes() const { return sr * sc * (scale_bytes<P>() + (asym ? 4 : 0)); }
 };
-template <class T, class P>
+// Fixed: the preset as a compile-time value (fixed_scheme), as a caller who names it at compile time passes it.
+template <class T, class P, bool Fixed = false>
 void bm_quantize_preset(benchmark::State& s) {
   const std::int64_t n = s.range(0);
   inputs& in = data(n);
   preset_buffers<P> b(n);
   const float outer = outer_of<T, P>(input_of<T>(in), n);
+  const auto scheme = [] {
+    if constexpr (Fixed) return qnum::fixed_scheme<P::scheme>{};
+    else return P::scheme;
+  }();
   for (auto _ : s) {
-    const auto st = qnum::quantize(P::scheme, qnum::view<const T>(input_of<T>(in), n, n), P::groups,
+    const auto st = qnum::quantize(scheme, qnum::view<const T>(input_of<T>(in), n, n), P::groups,
                                    qnum::view(b.codes.data(), n, n), b.sv(), b.zv(), {}, outer);
     if (st != qnum::status::ok) s.SkipWithError("quantize failed");
     benchmark::DoNotOptimize(b.codes.data());
@@ -650,6 +655,7 @@ int main(int argc, char** argv) {
   reg("quantize_mxfp8_rceil_fp32", bm_quantize_preset<float, mxfp8_rceil_1x32>, sizes);
   reg("quantize_w4a16_asym_g128_fp32", bm_quantize_preset<float, ct_asym_g128>, sizes);
   reg("quantize_nvfp4_fp32", bm_quantize_preset<float, nvfp4_1x16>, sizes);
+  reg("quantize_nvfp4_fixed_fp32", bm_quantize_preset<float, nvfp4_1x16, true>, sizes);
   reg("dequantize_fp8_128x128_to_bf16", bm_dequantize_preset<std::uint16_t, deepgemm_128x128>, sizes);
   reg("dequantize_fp8_1x128_to_fp32", bm_dequantize_preset<float, deepgemm_1x128>, sizes);
   reg("dequantize_nvfp4_to_bf16", bm_dequantize_preset<std::uint16_t, nvfp4_1x16>, sizes);

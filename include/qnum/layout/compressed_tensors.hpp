@@ -219,27 +219,27 @@ status quantize_pack_fp4(fp4_kind kind, matrix_view<const T> w, float global_sca
   if (w.cols % g != 0) return status::bad_shape;
   if (status e = detail::check_extents(weight_packed, w.rows, w.cols / 2); e != status::ok) return e;
   if (status e = detail::check_extents(weight_scale, w.rows, w.cols / g); e != status::ok) return e;
-  constexpr std::int64_t chunk = quantize_pack_chunk;  // codes of one row's columns, a multiple of both group sizes
-  alignas(64) std::uint8_t codes[chunk];
 #if QNUM_HOST_SIMD
   const bool nv = kind == fp4_kind::nvfp4;
   const bool lanes = (w.type == dtype::fp32 || w.type == dtype::bf16) && (!nv || (global_scale > 0.0f && global_scale <= detail::flt_max));
 #endif
-  for (std::int64_t r = 0; r < w.rows; ++r)
-    for (std::int64_t c0 = 0; c0 < w.cols; c0 += chunk) {
-      const std::int64_t len = w.cols - c0 < chunk ? w.cols - c0 : chunk, ng = len / g;
-      const T* x = w.data + r * w.row_stride + c0;
-      std::uint8_t* sc = weight_scale.data + r * weight_scale.row_stride + c0 / g;
-      auto group = [&](std::int64_t j) { quantize_fp4_group(kind, x + j * g, w.type, global_scale, bf16_work, codes + j * g, sc + j); };
-      bool done = false;
+  const std::int64_t ng = w.cols / g;
+  for (std::int64_t r = 0; r < w.rows; ++r) {
+    const T* x = w.data + r * w.row_stride;
+    std::uint8_t* sc = weight_scale.data + r * weight_scale.row_stride;
+    std::uint8_t* packed = weight_packed.data + r * weight_packed.row_stride;
+    auto group = [&](std::int64_t j) {  // the definition: group j's codes, then its nibble pairs
+      std::uint8_t codes[32];
+      quantize_fp4_group(kind, x + j * g, w.type, global_scale, bf16_work, codes, sc + j);
+      for (std::int64_t i = 0; i < g / 2; ++i) packed[j * (g / 2) + i] = pack_nibble_pair(codes[2 * i], codes[2 * i + 1], nibble_order::low_first);
+    };
+    bool done = false;
 #if QNUM_HOST_SIMD
-      if (lanes)
-        done = detail::simd::dispatch([&](auto e) { decltype(e)::ct_fp4_groups(nv, x, ng, global_scale, bf16_work, codes, sc, group); });
+    if (lanes) done = detail::simd::dispatch([&](auto e) { decltype(e)::ct_fp4_groups(nv, x, ng, global_scale, bf16_work, packed, sc, group); });
 #endif
-      if (!done)
-        for (std::int64_t j = 0; j < ng; ++j) group(j);
-      detail::nibble_pair_row(codes, len / 2, 0, false, weight_packed.data + r * weight_packed.row_stride + c0 / 2);
-    }
+    if (!done)
+      for (std::int64_t j = 0; j < ng; ++j) group(j);
+  }
   return status::ok;
 }
 template <class T, std::enable_if_t<detail::one_of<T, float, std::uint16_t>, int> = 0>
