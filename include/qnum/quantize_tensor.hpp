@@ -294,12 +294,10 @@ status quantize_piece(const H& h, matrix_view<const T> in, group_shape groups, m
       auto sink = [&](std::int64_t bi, std::int64_t bj, const group_params& p) {
         detail::store_group_params(s, scales, zeros, bi, bj, p);
       };
-      auto sink_batch = [&](const std::int64_t* bi, const std::int64_t* bj, int k, const std::uint32_t* code) {
-        detail::write_scales(scales, bi, bj, k, code);
-      };
+      const detail::simd::scale_codes_out scale_out{scales.data, scales.cols, scales.row_stride, scales.elem_bytes};
       const detail::simd::group_grid lg{g, in.rows, in.cols, in.row_stride, codes.row_stride, whole_bytes};
       if (detail::simd::dispatch([&](auto e) {
-            decltype(e)::quantize_groups(h, in.data, lg, outer_scale, codes.data, codes.row_stride, sink, sink_batch,
+            decltype(e)::quantize_groups(h, in.data, lg, outer_scale, codes.data, codes.row_stride, sink, scale_out,
                                          generic_codes);
           }))
         return status::ok;

@@ -205,7 +205,7 @@ void run_case_one(const qnum::scheme<F>& s, const shape& sh, const std::vector<T
   const int sb = qnum::dtype_bytes(s.store);
   // Scale rows padded by one element when R is odd (the batched path's scale stores, contiguous or not).
   const std::int64_t ss = g.nc + (R % 2);
-  std::vector<std::uint8_t> codes(static_cast<std::size_t>(R * S), 0xAB), scales(static_cast<std::size_t>(g.nr * ss * 4));
+  std::vector<std::uint8_t> codes(static_cast<std::size_t>(R * S), 0xAB), scales(static_cast<std::size_t>(g.nr * ss * sb + 64), 0xCD);
   std::vector<std::int32_t> zeros(static_cast<std::size_t>(g.nr * g.nc));
   std::vector<U> deq(static_cast<std::size_t>(R * S)), fq(static_cast<std::size_t>(R * S));
   const qnum::scale_view sv{scales.data(), g.nr, g.nc, ss, sb};
@@ -242,6 +242,11 @@ void run_case_one(const qnum::scheme<F>& s, const shape& sh, const std::vector<T
         for (std::int64_t c = C; c < S; ++c)
           if (codes[static_cast<std::size_t>(r * S + c)] != 0xAB) report("stride padding", r, c, codes[static_cast<std::size_t>(r * S + c)], 0xAB);
     }
+  // the scales' padding (a row's elements past g.nc, and 64 bytes past the buffer's last row) untouched
+  for (std::int64_t bi = 0; bi < g.nr; ++bi)
+    for (std::int64_t b = g.nc * sb; b < (bi + 1 == g.nr ? ss * sb + 64 : ss * sb); ++b)
+      if (scales[static_cast<std::size_t>(bi * ss * sb + b)] != 0xCD)
+        report("scale padding", bi, b, scales[static_cast<std::size_t>(bi * ss * sb + b)], 0xCD);
   CHECK_MESSAGE(bad == 0, name << " target " << qnum::simd_target_name(qnum::host_simd_target()));
 }
 template <class F, class T, class U>

@@ -251,6 +251,12 @@ TEST_CASE("host lanes == per-element definition: an input beyond the caches (the
   const auto src_b = hard_data(sh32b.rows, sh32b.stride, 98);
   run_case<qnum::qint4, std::uint16_t, std::uint16_t>(qnum::presets::slime_int4_qat, sh32b, src_b, 0.0f,
                                                        "slime_int4_qat bf16 1100x1024 g32");
+  // Float formats: quantize's unrolled statistics read ahead with the prefetch too (groups of one, two or four
+  // vectors: NVFP4's 16 on AVX-512, AVX2 and SSE2), with NVFP4's outer scale; MXFP8's E8M0 scales.
+  const shape sh16{520, 1024, 1024, qnum::group_size(16)};
+  run_case<qnum::fp4_e2m1, float, float>(qnum::presets::nvfp4, sh16, src, qnum::presets::nvfp4_tensor_scale(40.0f),
+                                         "nvfp4 520x1024 two-level");
+  run_case<qnum::fp8_e4m3, float, std::uint16_t>(qnum::presets::mxfp8, sh32, src, 0.0f, "mxfp8 520x1024");
   // fake_quantize into a 64-byte aligned fp32 output (non-temporal stores) == into an unaligned one (plain
   // stores, checked against the definition above), under every target.
   const std::size_t n = static_cast<std::size_t>(sh.rows * sh.cols);
