@@ -294,7 +294,8 @@ status quantize_piece(const H& h, matrix_view<const T> in, group_shape groups, m
       auto sink = [&](std::int64_t bi, std::int64_t bj, const group_params& p) {
         detail::store_group_params(s, scales, zeros, bi, bj, p);
       };
-      const detail::simd::scale_codes_out scale_out{scales.data, scales.cols, scales.row_stride, scales.elem_bytes};
+      const detail::simd::scale_codes_out scale_out{scales.data, scales.cols, scales.row_stride, scales.elem_bytes,
+                                                    zeros.data, zeros.row_stride};
       const detail::simd::group_grid lg{g, in.rows, in.cols, in.row_stride, codes.row_stride, whole_bytes};
       if (detail::simd::dispatch([&](auto e) {
             decltype(e)::quantize_groups(h, in.data, lg, outer_scale, codes.data, codes.row_stride, sink, scale_out,

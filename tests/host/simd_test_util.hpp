@@ -206,14 +206,14 @@ void run_case_one(const qnum::scheme<F>& s, const shape& sh, const std::vector<T
   // Scale rows padded by one element when R is odd (the batched path's scale stores, contiguous or not).
   const std::int64_t ss = g.nc + (R % 2);
   std::vector<std::uint8_t> codes(static_cast<std::size_t>(R * S), 0xAB), scales(static_cast<std::size_t>(g.nr * ss * sb + 64), 0xCD);
-  std::vector<std::int32_t> zeros(static_cast<std::size_t>(g.nr * g.nc));
+  std::vector<std::int32_t> zeros(static_cast<std::size_t>(g.nr * ss + 16), -77);  // rows padded as the scales'
   std::vector<U> deq(static_cast<std::size_t>(R * S)), fq(static_cast<std::size_t>(R * S));
   const qnum::scale_view sv{scales.data(), g.nr, g.nc, ss, sb};
-  const auto zv = qnum::view(zeros.data(), g.nr, g.nc);
+  const auto zv = qnum::view(zeros.data(), g.nr, g.nc, ss);
   const auto inv = qnum::view<const T>(in.data(), R, C, S);
   REQUIRE(qnum::quantize(s, inv, sh.groups, qnum::view(codes.data(), R, C, S), sv, zv, qnum::nearest_even(), outer) == qnum::status::ok);
   REQUIRE(qnum::dequantize(s, qnum::view<const std::uint8_t>(codes.data(), R, C, S), sh.groups, sv,
-                           qnum::view<const std::int32_t>(zeros.data(), g.nr, g.nc), qnum::view(deq.data(), R, C, S), outer) == qnum::status::ok);
+                           qnum::view<const std::int32_t>(zeros.data(), g.nr, g.nc, ss), qnum::view(deq.data(), R, C, S), outer) == qnum::status::ok);
   REQUIRE(qnum::fake_quantize(s, inv, sh.groups, qnum::view(fq.data(), R, C, S), qnum::nearest_even(), outer) == qnum::status::ok);
 
   long bad = 0;
@@ -229,8 +229,9 @@ void run_case_one(const qnum::scheme<F>& s, const shape& sh, const std::vector<T
       const std::size_t gi = static_cast<std::size_t>(bi * g.nc + bj);
       const std::uint32_t got_scale = qnum::detail::read_scale(sv, bi, bj);
       if (got_scale != ref.scale[gi]) report("scale", bi, bj, got_scale, ref.scale[gi]);
-      if (s.kind == qnum::scheme_kind::asymmetric && static_cast<std::uint32_t>(zeros[gi]) != ref.zero[gi])
-        report("zero", bi, bj, static_cast<std::uint32_t>(zeros[gi]), ref.zero[gi]);
+      const std::int32_t got_zero = zeros[static_cast<std::size_t>(bi * ss + bj)];
+      if (s.kind == qnum::scheme_kind::asymmetric && static_cast<std::uint32_t>(got_zero) != ref.zero[gi])
+        report("zero", bi, bj, static_cast<std::uint32_t>(got_zero), ref.zero[gi]);
       for (std::int64_t r = r0; r < r1; ++r)
         for (std::int64_t c = c0; c < c1; ++c) {
           const std::size_t k = static_cast<std::size_t>(r * S + c);
@@ -242,7 +243,11 @@ void run_case_one(const qnum::scheme<F>& s, const shape& sh, const std::vector<T
         for (std::int64_t c = C; c < S; ++c)
           if (codes[static_cast<std::size_t>(r * S + c)] != 0xAB) report("stride padding", r, c, codes[static_cast<std::size_t>(r * S + c)], 0xAB);
     }
-  // the scales' padding (a row's elements past g.nc, and 64 bytes past the buffer's last row) untouched
+  // the scales' and zero points' padding (a row's elements past g.nc, and past the buffers' last rows) untouched
+  for (std::int64_t bi = 0; bi < g.nr; ++bi)
+    for (std::int64_t c = g.nc; c < (bi + 1 == g.nr ? ss + 16 : ss); ++c)
+      if (zeros[static_cast<std::size_t>(bi * ss + c)] != -77)
+        report("zero padding", bi, c, static_cast<std::uint32_t>(zeros[static_cast<std::size_t>(bi * ss + c)]), 0);
   for (std::int64_t bi = 0; bi < g.nr; ++bi)
     for (std::int64_t b = g.nc * sb; b < (bi + 1 == g.nr ? ss * sb + 64 : ss * sb); ++b)
       if (scales[static_cast<std::size_t>(bi * ss * sb + b)] != 0xCD)
