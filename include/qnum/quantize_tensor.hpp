@@ -31,6 +31,7 @@
 
 #include "qnum/codec.hpp"
 #include "qnum/config.hpp"
+#include "qnum/detail/param_store.hpp"
 #include "qnum/host/simd.hpp"
 #include "qnum/quantize.hpp"
 #include "qnum/random.hpp"
@@ -91,34 +92,11 @@ inline status check_zeros(const matrix_view<std::int32_t>& z, const grid& g, boo
   return status::ok;
 }
 
-// The stored scale codes code[0..k) of groups (bi[j], bj[j]), each as the buffer's element type; bi null:
-// groups bj[0], bj[0] + 1, .. counted in row-major order over the buffer's `cols` columns.
-template <class T>
-QNUM_HD void put_scales(const scale_view& s, const std::int64_t* bi, const std::int64_t* bj, int k, const std::uint32_t* code) {
-  T* p = static_cast<T*>(s.data);
-  if (bi != nullptr) {
-    for (int j = 0; j < k; ++j) p[bi[j] * s.row_stride + bj[j]] = static_cast<T>(code[j]);
-    return;
-  }
-  if (s.row_stride == s.cols) {  // a contiguous buffer: group t's scale is element t
-    for (int j = 0; j < k; ++j) p[bj[0] + j] = static_cast<T>(code[j]);
-    return;
-  }
-  std::int64_t r = bj[0] / s.cols, c = bj[0] % s.cols;
-  for (int j = 0; j < k; ++j) {
-    p[r * s.row_stride + c] = static_cast<T>(code[j]);
-    if (++c == s.cols) {
-      c = 0;
-      ++r;
-    }
-  }
+// Where group parameters go: the scale buffer, and the zero points where the scheme is asymmetric (a symmetric
+// scheme leaves a zero-point buffer it was given untouched).
+inline param_store store_of(const scale_view& s, const matrix_view<std::int32_t>& zeros, bool asymmetric) {
+  return {s.data, s.cols, s.row_stride, s.elem_bytes, asymmetric ? zeros.data : nullptr, zeros.row_stride};
 }
-QNUM_HD void write_scales(const scale_view& s, const std::int64_t* bi, const std::int64_t* bj, int k, const std::uint32_t* code) {
-  if (s.elem_bytes == 4) put_scales<std::uint32_t>(s, bi, bj, k, code);
-  else if (s.elem_bytes == 2) put_scales<std::uint16_t>(s, bi, bj, k, code);
-  else put_scales<std::uint8_t>(s, bi, bj, k, code);
-}
-QNUM_HD void write_scale(const scale_view& s, std::int64_t i, std::int64_t j, std::uint32_t code) { write_scales(s, &i, &j, 1, &code); }
 QNUM_HD std::uint32_t read_scale(const scale_view& s, std::int64_t i, std::int64_t j) {
   const std::int64_t k = i * s.row_stride + j;
   if (s.elem_bytes == 4) return static_cast<const std::uint32_t*>(s.data)[k];
@@ -198,20 +176,13 @@ status prepare_groups(const scheme<F>& s, std::int64_t rows, std::int64_t cols, 
   return check_zeros(zeros, g, s.kind == scheme_kind::asymmetric);
 }
 
-// Store group (bi, bj)'s scale code (and zero point, asymmetric schemes).
-template <class F>
-void store_group_params(const scheme<F>& s, const scale_view& scales, const matrix_view<std::int32_t>& zeros, std::int64_t bi,
-                        std::int64_t bj, const group_params& p) {
-  write_scale(scales, bi, bj, p.scale_code);
-  if (s.kind == scheme_kind::asymmetric) zeros.data[bi * zeros.row_stride + bj] = p.zero;
-}
 // Group (bi, bj)'s parameters from its data; its stored scale (and zero point, asymmetric) written out.
 template <class F, class T>
 group_params group_params_stored(const scheme<F>& s, const matrix_view<const T>& in, const grid& g, std::int64_t bi,
                                  std::int64_t bj, float outer_scale, const scale_view& scales,
                                  const matrix_view<std::int32_t>& zeros) {
   const group_params p = compute_params(s, stats_of<F>(in, g, bi, bj), outer_scale);
-  store_group_params(s, scales, zeros, bi, bj, p);
+  put_group(store_of(scales, zeros, s.kind == scheme_kind::asymmetric), bi, bj, p);
   return p;
 }
 
@@ -291,15 +262,10 @@ status quantize_piece(const H& h, matrix_view<const T> in, group_shape groups, m
 #if QNUM_HOST_SIMD
   if constexpr (detail::simd::format_covered<F>() && detail::lane_type<T>()) {
     if (detail::lane_scheme(s, rd) && detail::lane_view(in)) {
-      auto sink = [&](std::int64_t bi, std::int64_t bj, const group_params& p) {
-        detail::store_group_params(s, scales, zeros, bi, bj, p);
-      };
-      const detail::simd::scale_codes_out scale_out{scales.data, scales.cols, scales.row_stride, scales.elem_bytes,
-                                                    zeros.data, zeros.row_stride};
+      const detail::param_store store = detail::store_of(scales, zeros, s.kind == scheme_kind::asymmetric);
       const detail::simd::group_grid lg{g, in.rows, in.cols, in.row_stride, codes.row_stride, whole_bytes};
       if (detail::simd::dispatch([&](auto e) {
-            decltype(e)::quantize_groups(h, in.data, lg, outer_scale, codes.data, codes.row_stride, sink, scale_out,
-                                         generic_codes);
+            decltype(e)::quantize_groups(h, in.data, lg, outer_scale, codes.data, codes.row_stride, store, generic_codes);
           }))
         return status::ok;
     }

@@ -65,6 +65,7 @@
 #include "qnum/codec.hpp"
 #include "qnum/config.hpp"
 #include "qnum/detail/ggml_blocks.hpp"
+#include "qnum/detail/param_store.hpp"
 #include "qnum/format.hpp"
 #include "qnum/scale.hpp"
 
@@ -118,16 +119,6 @@ struct group_grid {
     const std::int64_t own = rows * in_stride * elem_bytes;
     return (own > whole_bytes ? own : whole_bytes) > (std::int64_t{1} << 21);
   }
-};
-// Where quantize's batched engines write the groups' scale codes themselves, inline (scale_view's buffer, shape
-// and element size: 1, 2 or 4 bytes), and an asymmetric scheme's zero points (the zero-point view's buffer and
-// row stride); data null where no scales are written (fake quantization).
-struct scale_codes_out {
-  void* data = nullptr;
-  std::int64_t cols = 0, row_stride = 0;
-  int elem_bytes = 4;
-  std::int32_t* zeros = nullptr;
-  std::int64_t zero_stride = 0;
 };
 // A symmetric scheme's stored scales as dequantize reads them (scale_view's buffer, its storage, the outer
 // scale as given); data null where the groups have zero points.

@@ -1,0 +1,58 @@
+// qnum/detail/param_store.hpp: where a quantizer stores each group's parameters: the scale code in the scale
+// buffer (1, 2 or 4 bytes an element, row-major with a row stride) and, for asymmetric schemes, the zero point.
+// One definition for the generic per-group loop (quantize_tensor.hpp) and the host SIMD engines (host/simd.hpp),
+// which add one vector store for a run of codes in a contiguous scale row.
+//
+//   param_store o{scales, cols, row_stride, elem_bytes, zeros, zero_stride}
+//   put_scale_code(o, e, code)          element e (row * row_stride + column) of the scale buffer
+//   put_group(o, bi, bj, p)             group (bi, bj): p.scale_code, and p.zero where o.zeros is set (or the
+//   put_group(o, bi, bj, code, zero)    two given apart)
+//   put_scale_codes_flat(o, t, k, c)    groups t .. t + k - 1 in row-major order over the `cols` columns
+// A store with a null scale buffer stores nothing (fake quantization keeps no parameters).
+#pragma once
+
+#include <cstdint>
+
+#include "qnum/config.hpp"
+#include "qnum/scale.hpp"
+
+QNUM_BEGIN_NAMESPACE
+namespace detail {
+
+struct param_store {
+  void* scales = nullptr;  // null: nothing is stored
+  std::int64_t cols = 0, row_stride = 0;
+  int elem_bytes = 4;
+  std::int32_t* zeros = nullptr;  // null: no zero points (symmetric schemes)
+  std::int64_t zero_stride = 0;
+};
+
+QNUM_HD void put_scale_code(const param_store& o, std::int64_t e, std::uint32_t code) {
+  if (o.elem_bytes == 1) static_cast<std::uint8_t*>(o.scales)[e] = static_cast<std::uint8_t>(code);
+  else if (o.elem_bytes == 2) static_cast<std::uint16_t*>(o.scales)[e] = static_cast<std::uint16_t>(code);
+  else static_cast<std::uint32_t*>(o.scales)[e] = code;
+}
+QNUM_HD void put_group(const param_store& o, std::int64_t bi, std::int64_t bj, std::uint32_t scale_code, std::int32_t zero) {
+  if (o.scales == nullptr) return;
+  put_scale_code(o, bi * o.row_stride + bj, scale_code);
+  if (o.zeros != nullptr) o.zeros[bi * o.zero_stride + bj] = zero;
+}
+QNUM_HD void put_group(const param_store& o, std::int64_t bi, std::int64_t bj, const group_params& p) {
+  put_group(o, bi, bj, p.scale_code, p.zero);
+}
+// code[j] (anything indexable, a SIMD vector included) for group t + j, j < k.
+template <class Codes>
+QNUM_HD void put_scale_codes_flat(const param_store& o, std::int64_t t, int k, const Codes& code) {
+  if (o.scales == nullptr) return;
+  std::int64_t r = t / o.cols, c = t % o.cols;
+  for (int j = 0; j < k; ++j) {
+    put_scale_code(o, r * o.row_stride + c, static_cast<std::uint32_t>(code[j]));
+    if (++c == o.cols) {
+      c = 0;
+      ++r;
+    }
+  }
+}
+
+}  // namespace detail
+QNUM_END_NAMESPACE
