@@ -200,6 +200,9 @@ TEST_CASE("INT8 gradient quantizer with error feedback: lanes == per-element def
       grad_case<std::uint16_t>(4096, 256, timing, 13, false, 1.25e37f);
       grad_case<float>(1000, 0, timing, 14, false, 1.25e37f);
     }
+    // Beyond 2 MiB of gradient and residual: the lanes' prefetching loop.
+    grad_case<float>(300000, 0, qnum::scale_timing::delayed, 15);
+    grad_case<std::uint16_t>(400000, 0, qnum::scale_timing::current, 16);
   });
 }
 
