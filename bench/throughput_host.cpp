@@ -547,21 +547,24 @@ void bm_scalar_fake_quant(benchmark::State& s) {
 }
 
 // ---- Q-GaLore INT8 gradient quantizer with error feedback (fp32 grad; fp32 or bf16 residual) ---------
-// Delayed scaling, non-finite elements zeroed (no pre-pass): one pass reads g and r, writes codes and r.
-template <class R>
+// Delayed scaling, non-finite elements zeroed (no pre-pass): one pass reads g and r, writes codes and r. One scale
+// for the tensor, or (PerRow) one a row: n groups of n elements, each far below the caches at n = 4096.
+template <class R, bool PerRow = false>
 void bm_grad_int8(benchmark::State& s) {
   const std::int64_t n = s.range(0);
   inputs& in = data(n);
   qbench::aligned_vector<std::int8_t> codes(static_cast<std::size_t>(n * n));
   qbench::aligned_vector<R> residual(static_cast<std::size_t>(n * n));
-  qnum::dynamic_scale_state state{};
+  const std::int64_t ns = PerRow ? n : 1;
+  std::vector<qnum::dynamic_scale_state> states(static_cast<std::size_t>(ns));
+  const auto groups = PerRow ? qnum::per_row() : qnum::per_tensor();
   qnum::dynamic_scale_config cfg{};
   cfg.on_nonfinite = qnum::nonfinite_policy::zero_elements;
-  qnum::quantize_gradient_int8(qnum::view(in.f32.data(), n, n), qnum::per_tensor(), qnum::view(codes.data(), n, n),
-                               qnum::view(residual.data(), n, n), qnum::view(&state, 1, 1), cfg);
+  qnum::quantize_gradient_int8(qnum::view(in.f32.data(), n, n), groups, qnum::view(codes.data(), n, n),
+                               qnum::view(residual.data(), n, n), qnum::view(states.data(), ns, 1), cfg);
   for (auto _ : s) {
-    const auto st = qnum::quantize_gradient_int8(qnum::view(in.f32.data(), n, n), qnum::per_tensor(), qnum::view(codes.data(), n, n),
-                                                 qnum::view(residual.data(), n, n), qnum::view(&state, 1, 1), cfg);
+    const auto st = qnum::quantize_gradient_int8(qnum::view(in.f32.data(), n, n), groups, qnum::view(codes.data(), n, n),
+                                                 qnum::view(residual.data(), n, n), qnum::view(states.data(), ns, 1), cfg);
     if (st != qnum::status::ok) s.SkipWithError("quantize_gradient_int8 failed");
     benchmark::DoNotOptimize(codes.data());
     benchmark::ClobberMemory();
@@ -620,6 +623,7 @@ void reg_typed(const std::vector<std::int64_t>& sizes) {
   reg("fake_quant_int8_g128_" + t, bm_fake_quant<T>, sizes);
   reg("scalar_fake_quant_int8_g128_" + t, bm_scalar_fake_quant<T>, sizes);
   reg(std::string("grad_int8_feedback_res_") + t, bm_grad_int8<T>, sizes);
+  reg(std::string("grad_int8_feedback_per_row_res_") + t, bm_grad_int8<T, true>, sizes);
   reg(std::string("scalar_grad_int8_feedback_res_") + t, bm_scalar_grad_int8<T>, sizes);
 }
 

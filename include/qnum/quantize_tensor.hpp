@@ -98,10 +98,7 @@ inline param_store store_of(const scale_view& s, const matrix_view<std::int32_t>
   return {s.data, s.cols, s.row_stride, s.elem_bytes, asymmetric ? zeros.data : nullptr, zeros.row_stride};
 }
 QNUM_HD std::uint32_t read_scale(const scale_view& s, std::int64_t i, std::int64_t j) {
-  const std::int64_t k = i * s.row_stride + j;
-  if (s.elem_bytes == 4) return static_cast<const std::uint32_t*>(s.data)[k];
-  if (s.elem_bytes == 2) return static_cast<const std::uint16_t*>(s.data)[k];
-  return static_cast<const std::uint8_t*>(s.data)[k];
+  return scale_code_at(s.data, s.elem_bytes, i * s.row_stride + j);
 }
 
 // Rebuild a group's dequantization parameters from a stored scale code (and zero point).

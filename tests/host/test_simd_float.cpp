@@ -200,9 +200,16 @@ TEST_CASE("INT8 gradient quantizer with error feedback: lanes == per-element def
       grad_case<std::uint16_t>(4096, 256, timing, 13, false, 1.25e37f);
       grad_case<float>(1000, 0, timing, 14, false, 1.25e37f);
     }
-    // Beyond 2 MiB of gradient and residual: the lanes' prefetching loop.
+    // Beyond 2 MiB of gradient and residual: the lanes' prefetching loop, which tensors of these sizes take by
+    // the library's own rule (checked here, so that a change of the threshold cannot leave the loop untested
+    // unnoticed), in one group and in groups far smaller than 2 MiB (the choice is the tensor's).
+    namespace ls = qnum::detail::simd;
+    static_assert(ls::beyond_caches(ls::grad_row_bytes<float>(300000)) && ls::beyond_caches(ls::grad_row_bytes<std::uint16_t>(400000)));
+    static_assert(!ls::beyond_caches(ls::grad_row_bytes<float>(4096)), "the other cases take the loop without prefetches");
     grad_case<float>(300000, 0, qnum::scale_timing::delayed, 15);
     grad_case<std::uint16_t>(400000, 0, qnum::scale_timing::current, 16);
+    grad_case<float>(300000, 120, qnum::scale_timing::current, 17);
+    grad_case<std::uint16_t>(400000, 160, qnum::scale_timing::delayed, 18);
   });
 }
 

@@ -918,17 +918,11 @@ struct job : job_fields<In, Out> {
 
 template <class S>
 __device__ __forceinline__ void write_scale_code(const S& s, void* scales, std::int64_t k, std::uint32_t code) {
-  const int b = dtype_bytes(s.store);
-  if (b == 4) static_cast<std::uint32_t*>(scales)[k] = code;
-  else if (b == 2) static_cast<std::uint16_t*>(scales)[k] = static_cast<std::uint16_t>(code);
-  else static_cast<std::uint8_t*>(scales)[k] = static_cast<std::uint8_t>(code);
+  qnum::detail::set_scale_code(scales, dtype_bytes(s.store), k, code);
 }
 template <class S>
 __device__ __forceinline__ std::uint32_t read_scale_code(const S& s, const void* scales, std::int64_t k) {
-  const int b = dtype_bytes(s.store);
-  if (b == 4) return static_cast<const std::uint32_t*>(scales)[k];
-  if (b == 2) return static_cast<const std::uint16_t*>(scales)[k];
-  return static_cast<const std::uint8_t*>(scales)[k];
+  return qnum::detail::scale_code_at(scales, dtype_bytes(s.store), k);
 }
 
 template <class Sch, class In, class Out, class S>

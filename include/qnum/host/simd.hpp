@@ -105,6 +105,16 @@ QNUM_HD group_span span_of(const grid& g, std::int64_t rows, std::int64_t cols, 
 
 namespace simd {
 
+// Whether the lanes treat `bytes` of input (or output) as read from beyond the caches, prefetching it (or
+// writing it around them): more than 2 MiB, a core's L2 and then some. The one threshold of every such choice.
+constexpr bool beyond_caches(std::int64_t bytes) { return bytes > (std::int64_t{1} << 21); }
+// The bytes of gradient and residual (fp32 or bf16) of n elements: the INT8 gradient lanes prefetch both in a
+// tensor where beyond_caches of its n is true (counted with the residual even where there is none).
+template <class Residual>
+constexpr std::int64_t grad_row_bytes(std::int64_t n) {
+  return n * static_cast<std::int64_t>(sizeof(float) + sizeof(Residual));
+}
+
 // The groups of a rows x cols tensor as the lanes see them, with the input's and the output's row strides
 // in elements. whole_bytes: where the call is one piece of a larger input that a caller walks in order (a row
 // of a weight quantized and packed a chunk at a time), the bytes that input spans, so that reading ahead is
@@ -117,7 +127,7 @@ struct group_grid {
   // than 2 MiB (a core's L2 and then some) spanned by the call's own rows, or by the whole input it is a piece of.
   bool input_beyond_caches(std::int64_t elem_bytes) const {
     const std::int64_t own = rows * in_stride * elem_bytes;
-    return (own > whole_bytes ? own : whole_bytes) > (std::int64_t{1} << 21);
+    return beyond_caches(own > whole_bytes ? own : whole_bytes);
   }
 };
 // A symmetric scheme's stored scales as dequantize reads them (scale_view's buffer, its storage, the outer

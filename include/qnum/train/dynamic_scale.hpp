@@ -339,6 +339,10 @@ status quantize_gradient_int8_flat(const float* g, std::int8_t* codes, Residual*
   }
   bool zeroed = false;
   const std::uint64_t offset = states[0].rng_offset;
+#if QNUM_HOST_SIMD
+  // The lanes prefetch where the whole tensor is read from beyond the caches, whatever the size of its groups.
+  const bool prefetch = detail::simd::beyond_caches(detail::simd::grad_row_bytes<Residual>(static_cast<std::int64_t>(n)));
+#endif
   for (std::size_t k = 0; k < n_groups; ++k) {
     dynamic_scale_state& st = states[k];
     const std::size_t b = k * gs, e = b + gs;
@@ -358,7 +362,7 @@ status quantize_gradient_int8_flat(const float* g, std::int8_t* codes, Residual*
       bool nonfinite = false;
       lanes_done = detail::simd::dispatch([&](auto lanes) {
         amax = decltype(lanes)::grad_int8_row(g + b, residual != nullptr ? residual + b : nullptr,
-                                              static_cast<std::int64_t>(gs), m.inv, m.dq, codes + b, nonfinite);
+                                              static_cast<std::int64_t>(gs), m.inv, m.dq, codes + b, nonfinite, prefetch);
       });
       zeroed = zeroed || nonfinite;
     }
