@@ -213,6 +213,54 @@ TEST_CASE("INT8 gradient quantizer with error feedback: lanes == per-element def
   });
 }
 
+// The gradient quantizer's statistics pass (skip_step's scan of the tensor, each group's max under current timing
+// and on the first step) on the lanes: max |g + r_old| over the finite sums and the non-finite flag, bit for bit
+// as the definition, for rows of every length around the lanes' two-vector trips, with and without Inf and NaN
+// (in g, in the residual, or from the sum's overflow), with no residual, an fp32 one and a bf16 one.
+template <class Residual>
+void grad_amax_case(bool finite, std::uint64_t seed) {
+  const std::int64_t n = 1100;
+  auto g = hard_data(1, n, seed);
+  auto r = hard_data(1, n, seed + 100);
+  for (std::int64_t i = 0; i < n; ++i) {
+    float& x = g[static_cast<std::size_t>(i)];
+    float& y = r[static_cast<std::size_t>(i)];
+    if (finite) {
+      if (!std::isfinite(x)) x = -2.5f;
+      if (!std::isfinite(y) || std::fabs(y) > 1e30f) y = 0.75f;
+      if (std::fabs(x) > 1e30f) x = 1e30f;
+    }
+  }
+  std::vector<Residual> res(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) qnum::store_residual(res.data(), static_cast<std::size_t>(i), r[static_cast<std::size_t>(i)]);
+  long bad = 0;
+  for (std::size_t off : {0u, 1u, 3u}) {
+    for (std::size_t len = 0; len + off <= 80; ++len) {
+      for (const Residual* rp : {static_cast<const Residual*>(nullptr), static_cast<const Residual*>(res.data())}) {
+        bool f_got = false, f_want = false;
+        const float got = qnum::detail::grad_input_amax(g.data(), rp, off, off + len, f_got);
+        const float want = qnum::detail::grad_input_amax_ref(g.data(), rp, off, off + len, f_want);
+        bad += qtest::bits(got) != qtest::bits(want) || f_got != f_want;
+      }
+    }
+    bool f_got = false, f_want = false;  // the whole row
+    const float got = qnum::detail::grad_input_amax(g.data(), res.data(), off, static_cast<std::size_t>(n), f_got);
+    const float want = qnum::detail::grad_input_amax_ref(g.data(), res.data(), off, static_cast<std::size_t>(n), f_want);
+    bad += qtest::bits(got) != qtest::bits(want) || f_got != f_want;
+    CHECK(f_want == !finite);
+  }
+  CHECK_MESSAGE(bad == 0, "finite=" << finite << " seed=" << seed);
+}
+
+TEST_CASE("INT8 gradient statistics pass: lanes == per-element definition") {
+  each_target([](qnum::simd_target) {
+    for (bool finite : {true, false}) {
+      grad_amax_case<float>(finite, 31);
+      grad_amax_case<std::uint16_t>(finite, 37);
+    }
+  });
+}
+
 TEST_CASE("row_stats and quantize_row == accumulate and quantize_value") {
   each_target([](qnum::simd_target) {
   namespace p = qnum::presets;

@@ -214,8 +214,10 @@ QNUM_HD int8_element quantize_grad_element_at(float g, float r_old, int8_multipl
 
 namespace detail {
 
+// max |grad_input(g[i], r[i])| over the finite ones, begin <= i < end (0 if none), any_nonfinite set where one is
+// Inf or NaN: the definition, element by element (r null: no residual).
 template <class Residual>
-float grad_input_amax(const float* g, const Residual* r, std::size_t begin, std::size_t end, bool& any_nonfinite) {
+float grad_input_amax_ref(const float* g, const Residual* r, std::size_t begin, std::size_t end, bool& any_nonfinite) {
   float amax = 0.0f;
   for (std::size_t i = begin; i < end; ++i) {
     const float x = grad_input(g[i], r != nullptr ? load_residual(r, i) : 0.0f);
@@ -227,6 +229,19 @@ float grad_input_amax(const float* g, const Residual* r, std::size_t begin, std:
     amax = a > amax ? a : amax;
   }
   return amax;
+}
+// The same on the host SIMD lanes where the build has them (the same result: a maximum of magnitudes).
+template <class Residual>
+float grad_input_amax(const float* g, const Residual* r, std::size_t begin, std::size_t end, bool& any_nonfinite) {
+#if QNUM_HOST_SIMD
+  float amax = 0.0f;
+  if (detail::simd::dispatch([&](auto lanes) {
+        amax = decltype(lanes)::grad_amax_row(g + begin, r != nullptr ? r + begin : nullptr,
+                                              static_cast<std::int64_t>(end - begin), any_nonfinite);
+      }))
+    return amax;
+#endif
+  return grad_input_amax_ref(g, r, begin, end, any_nonfinite);
 }
 
 // The checked arguments of a gradient call, shared by the host entry points and the device launchers.
@@ -318,17 +333,13 @@ status quantize_gradient_int8_flat(const float* g, std::int8_t* codes, Residual*
                                    std::size_t n_groups, dynamic_scale_state* states, const dynamic_scale_config& cfg) {
   const Residual* rin = residual;
 
-  // Pre-pass: needed for the first step, for current timing, and to decide skip_step.
+  // Pre-pass, under skip_step only: whether any g + r_old of the tensor is Inf or NaN, before anything is written.
+  // (The first step and current timing take each group's max |g + r_old| in the loop below.)
   const bool first = states[0].steps == 0 || !(states[0].scale > 0.0f);
-  const bool need_scan = first || cfg.timing == scale_timing::current ||
-                         cfg.on_nonfinite == nonfinite_policy::skip_step;
-  bool any_nonfinite = false;
-  if (need_scan) {
-    for (std::size_t k = 0; k < n_groups; ++k) {
-      const float a = detail::grad_input_amax(g, rin, k * gs, (k + 1) * gs, any_nonfinite);
-      (void)a;
-    }
-    if (any_nonfinite && cfg.on_nonfinite == nonfinite_policy::skip_step) {
+  if (cfg.on_nonfinite == nonfinite_policy::skip_step) {
+    bool any_nonfinite = false;
+    static_cast<void>(detail::grad_input_amax(g, rin, 0, n, any_nonfinite));
+    if (any_nonfinite) {
       for (std::size_t i = 0; i < n; ++i) codes[i] = 0;
       for (std::size_t k = 0; k < n_groups; ++k) {
         states[k].skipped += 1;
