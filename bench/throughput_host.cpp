@@ -550,7 +550,8 @@ void bm_scalar_fake_quant(benchmark::State& s) {
 // Delayed scaling, non-finite elements zeroed (no pre-pass): one pass reads g and r, writes codes and r. One scale
 // for the tensor, or (PerRow) one a row: n groups of n elements, each far below the caches at n = 4096. SkipStep:
 // the default policy (skip_step), whose pre-pass reads g and r once more to find any Inf or NaN before writing.
-template <class R, bool PerRow = false, bool SkipStep = false>
+// Current: current timing (this step's amax; under skip_step a tensor of one group takes it from the pre-pass).
+template <class R, bool PerRow = false, bool SkipStep = false, bool Current = false>
 void bm_grad_int8(benchmark::State& s) {
   const std::int64_t n = s.range(0);
   inputs& in = data(n);
@@ -561,6 +562,7 @@ void bm_grad_int8(benchmark::State& s) {
   const auto groups = PerRow ? qnum::per_row() : qnum::per_tensor();
   qnum::dynamic_scale_config cfg{};
   cfg.on_nonfinite = SkipStep ? qnum::nonfinite_policy::skip_step : qnum::nonfinite_policy::zero_elements;
+  if (Current) cfg.timing = qnum::scale_timing::current;
   qnum::quantize_gradient_int8(qnum::view(in.f32.data(), n, n), groups, qnum::view(codes.data(), n, n),
                                qnum::view(residual.data(), n, n), qnum::view(states.data(), ns, 1), cfg);
   for (auto _ : s) {
@@ -626,6 +628,7 @@ void reg_typed(const std::vector<std::int64_t>& sizes) {
   reg(std::string("grad_int8_feedback_res_") + t, bm_grad_int8<T>, sizes);
   reg(std::string("grad_int8_feedback_per_row_res_") + t, bm_grad_int8<T, true>, sizes);
   reg(std::string("grad_int8_feedback_skip_step_res_") + t, bm_grad_int8<T, false, true>, sizes);
+  reg(std::string("grad_int8_feedback_current_skip_step_res_") + t, bm_grad_int8<T, false, true, true>, sizes);
   reg(std::string("scalar_grad_int8_feedback_res_") + t, bm_scalar_grad_int8<T>, sizes);
 }
 

@@ -113,7 +113,7 @@ TEST_CASE("host lanes == per-element definition: float formats, amax of every ex
 
 template <class Residual>
 void grad_case(std::size_t n, std::size_t gs, qnum::scale_timing timing, std::uint64_t seed, bool overflow = false,
-               float magnify = 1.0f) {
+               float magnify = 1.0f, bool skip = false) {
   // overflow: residuals 0 and step 0 finite and small, later steps with +-3.4e38 in places (finite in fp32, beyond bf16's
   // largest): under a delayed scale those clamp, and their residuals round past bf16's range (satfinite).
   // magnify: the same finite data times magnify (1.25e37: |g| up to 1e38, scales past 2^126, where the lanes
@@ -122,7 +122,8 @@ void grad_case(std::size_t n, std::size_t gs, qnum::scale_timing timing, std::ui
   // quantize_grad_element loop written out here: codes, residual bits, states, status.
   qnum::dynamic_scale_config cfg;
   cfg.timing = timing;
-  cfg.on_nonfinite = qnum::nonfinite_policy::zero_elements;
+  // skip: the default policy, skip_step (a step with any non-finite g + r_old changes nothing but the codes, all 0)
+  cfg.on_nonfinite = skip ? qnum::nonfinite_policy::skip_step : qnum::nonfinite_policy::zero_elements;
   const std::size_t call_gs = gs;
   if (gs == 0) gs = n;  // 0: one group for the tensor
   const std::size_t groups = n / gs;
@@ -137,6 +138,7 @@ void grad_case(std::size_t n, std::size_t gs, qnum::scale_timing timing, std::ui
     qnum::store_residual(ref_res.data(), i, v);
   }
   long bad = 0;
+  int skipped_steps = 0;
   for (int step = 0; step < 3; ++step) {
     auto g = hard_data(1, static_cast<std::int64_t>(n), seed + static_cast<std::uint64_t>(step));
     if (overflow || magnify != 1.0f)
@@ -151,8 +153,12 @@ void grad_case(std::size_t n, std::size_t gs, qnum::scale_timing timing, std::ui
         qnum::view(codes.data(), n64), qnum::view(res.data(), n64), qnum::view(st.data(), static_cast<std::int64_t>(groups)), cfg);
     // Reference: the documented per-group rule with the per-element function.
     const bool first = ref_st[0].steps == 0 || !(ref_st[0].scale > 0.0f);
-    bool zeroed = false;
-    for (std::size_t k = 0; k < groups; ++k) {
+    bool zeroed = false, skipped = false;
+    if (skip)
+      for (std::size_t i = 0; i < n && !skipped; ++i)
+        skipped = qnum::detail::is_nonfinite(qnum::detail::add_rn(g[i], qnum::load_residual(ref_res.data(), i)));
+    if (skipped) std::fill(ref_codes.begin(), ref_codes.end(), std::int8_t{0});
+    for (std::size_t k = 0; k < groups && !skipped; ++k) {
       float amax_now = 0.0f;
       for (std::size_t i = k * gs; i < (k + 1) * gs; ++i) {
         const float x = qnum::detail::add_rn(g[i], qnum::load_residual(ref_res.data(), i));
@@ -174,8 +180,9 @@ void grad_case(std::size_t n, std::size_t gs, qnum::scale_timing timing, std::ui
       ref_st[k].amax = amax;
       ref_st[k].steps += 1;
     }
-    const qnum::status want = zeroed ? qnum::status::ok_zeroed_nonfinite : qnum::status::ok;
+    const qnum::status want = skipped ? qnum::status::skipped_nonfinite : zeroed ? qnum::status::ok_zeroed_nonfinite : qnum::status::ok;
     bad += got != want;
+    skipped_steps += skipped;
     for (std::size_t i = 0; i < n; ++i) {
       bad += codes[i] != ref_codes[i];
       bad += qtest::bits(qnum::load_residual(res.data(), i)) != qtest::bits(qnum::load_residual(ref_res.data(), i));
@@ -184,6 +191,8 @@ void grad_case(std::size_t n, std::size_t gs, qnum::scale_timing timing, std::ui
       bad += qtest::bits(st[k].scale) != qtest::bits(ref_st[k].scale) || qtest::bits(st[k].amax) != qtest::bits(ref_st[k].amax);
   }
   CHECK_MESSAGE(bad == 0, "n=" << n << " gs=" << gs);
+  const bool both = skipped_steps > 0 && skipped_steps < 3;  // skip_step: steps taken and steps skipped
+  if (skip) CHECK_MESSAGE(both, "skipped steps " << skipped_steps << ", n=" << n << " gs=" << gs);
 }
 
 TEST_CASE("INT8 gradient quantizer with error feedback: lanes == per-element definition") {
@@ -210,6 +219,14 @@ TEST_CASE("INT8 gradient quantizer with error feedback: lanes == per-element def
     grad_case<std::uint16_t>(400000, 0, qnum::scale_timing::current, 16);
     grad_case<float>(300000, 120, qnum::scale_timing::current, 17);
     grad_case<std::uint16_t>(400000, 160, qnum::scale_timing::delayed, 18);
+    // The default policy, skip_step: steps skipped and taken (overflowing sums in later steps), one group (whose
+    // max under current timing is the pre-scan's) and several, in cache and beyond 2 MiB.
+    for (auto timing : {qnum::scale_timing::delayed, qnum::scale_timing::current}) {
+      grad_case<float>(1000, 0, timing, 19, true, 1.0f, true);
+      grad_case<std::uint16_t>(1000, 100, timing, 20, true, 1.0f, true);
+      grad_case<float>(300000, 0, timing, 21, true, 1.0f, true);
+      grad_case<std::uint16_t>(400000, 0, timing, 22, true, 1.0f, true);
+    }
   });
 }
 

@@ -334,11 +334,15 @@ status quantize_gradient_int8_flat(const float* g, std::int8_t* codes, Residual*
   const Residual* rin = residual;
 
   // Pre-pass, under skip_step only: whether any g + r_old of the tensor is Inf or NaN, before anything is written.
-  // (The first step and current timing take each group's max |g + r_old| in the loop below.)
+  // (The first step and current timing take each group's max |g + r_old| in the loop below; a tensor of one group
+  // takes the pre-pass's, the same maximum over the same elements, instead of reading the tensor once more.)
   const bool first = states[0].steps == 0 || !(states[0].scale > 0.0f);
+  bool scanned = false;
+  float scan_amax = 0.0f;
   if (cfg.on_nonfinite == nonfinite_policy::skip_step) {
     bool any_nonfinite = false;
-    static_cast<void>(detail::grad_input_amax(g, rin, 0, n, any_nonfinite));
+    scan_amax = detail::grad_input_amax(g, rin, 0, n, any_nonfinite);
+    scanned = n_groups == 1;
     if (any_nonfinite) {
       for (std::size_t i = 0; i < n; ++i) codes[i] = 0;
       for (std::size_t k = 0; k < n_groups; ++k) {
@@ -360,7 +364,7 @@ status quantize_gradient_int8_flat(const float* g, std::int8_t* codes, Residual*
     float s;
     if (first || cfg.timing == scale_timing::current) {
       bool dummy = false;
-      const float amax_now = detail::grad_input_amax(g, rin, b, e, dummy);
+      const float amax_now = scanned ? scan_amax : detail::grad_input_amax(g, rin, b, e, dummy);
       s = first ? dynamic_scale_update(0.0f, amax_now, cfg) : dynamic_scale_update(st.scale, amax_now, cfg);
     } else {
       s = dynamic_scale_update(st.scale, st.amax, cfg);
